@@ -1,0 +1,84 @@
+"""Environment cards: the YAML facts each environment ships with.
+
+A card (``envs/<id>.yaml`` in the repository, ``pomdp_bench/_data/envs`` in an
+installed wheel) holds an env's id, entry points, default kwargs, its
+documentation table, the memory horizon, the optimal return, the feedforward
+ceiling with how it was derived, and a default training budget. Registration
+reads the cards, and so does the harness: they are the single source of truth.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """The folder of shipped YAML data ``name`` (``"envs"`` or ``"agents"``).
+
+    An installed wheel carries it under ``pomdp_bench/_data``; a source checkout
+    (editable install) reads it from the top of the repository.
+    """
+    for candidate in (_PACKAGE_DIR / "_data" / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"pomdp_bench data folder {name!r} not found next to {_PACKAGE_DIR}")
+
+
+@dataclass(frozen=True)
+class EnvCard:
+    """The facts of one registered environment id (see ``envs/README.md``)."""
+
+    id: str
+    entry_point: str
+    vector_entry_point: str
+    kwargs: dict[str, Any]
+    max_episode_steps: int | None
+    observation: str
+    action: str
+    reward: str
+    termination: str
+    truncation: str
+    memory_horizon: int
+    optimal_return: float
+    ff_ceiling: float
+    ff_ceiling_source: str
+    ff_ceiling_derivation: str
+    budget: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.ff_ceiling_source not in ("analytic", "empirical"):
+            raise ValueError(
+                f"card {self.id}: ff_ceiling_source must be 'analytic' or 'empirical', "
+                f"got {self.ff_ceiling_source!r}"
+            )
+
+
+@functools.cache
+def load_cards() -> dict[str, EnvCard]:
+    """All env cards, keyed by env id."""
+    cards: dict[str, EnvCard] = {}
+    for path in sorted(data_dir("envs").glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text())
+        try:
+            card = EnvCard(**raw)
+        except TypeError as err:
+            raise ValueError(f"env card {path} is malformed: {err}") from err
+        cards[card.id] = card
+    return cards
+
+
+def get_card(env_id: str) -> EnvCard:
+    """The card of ``env_id`` (a ``pomdp_bench:`` prefix is accepted)."""
+    env_id = env_id.removeprefix("pomdp_bench:")
+    cards = load_cards()
+    if env_id not in cards:
+        raise ValueError(f"no env card for {env_id!r}; known ids: {sorted(cards)}")
+    return cards[env_id]
