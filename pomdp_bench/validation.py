@@ -11,10 +11,18 @@ from collections.abc import Iterable
 from typing import Any
 
 
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type.
+
+    It is both a ``TypeError`` (what Python raises for a wrong type) and a
+    ``ValueError`` (what Gymnasium users catch for a bad env kwarg).
+    """
+
+
 def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int`` if it is an integer in ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
@@ -33,7 +41,7 @@ def check_float(
 ) -> float:
     """Return ``value`` as a finite ``float`` in ``[minimum, maximum]`` (or ``(minimum, ...`` if strict)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r} of type {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a number, got {value!r} of type {type(value).__name__}")
     value = float(value)
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError(f"{name} must be finite, got {value}")
@@ -56,5 +64,5 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
 def check_bool(name: str, value: Any) -> bool:
     """Return ``value`` if it is a bool (numpy bools included)."""
     if not isinstance(value, (bool,)) and type(value).__name__ != "bool_":
-        raise TypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
     return bool(value)

@@ -1,0 +1,9 @@
+"""Shared test settings: one torch thread, headless rendering."""
+
+import os
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+import torch  # noqa: E402
+
+torch.set_num_threads(1)

@@ -1,0 +1,175 @@
+"""Contract tests every registered environment must pass (see DESIGN.md, "Environments")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pomdp_bench
+from pomdp_bench.cards import get_card, load_cards
+
+ENV_IDS = sorted(load_cards())
+TABLE_ROWS = (
+    "Observation",
+    "Action",
+    "Reward",
+    "Termination",
+    "Truncation",
+    "Memory horizon",
+    "Optimal return",
+    "Feedforward ceiling",
+)
+
+
+def test_every_id_is_registered() -> None:
+    assert {"MaskedCartPole-v0", "MaskedPendulum-v0"} <= set(ENV_IDS)
+    for env_id in ENV_IDS:
+        assert env_id in gym.registry
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_card_is_complete_and_matches_the_spec(env_id: str) -> None:
+    card = get_card(env_id)
+    spec = gym.spec(env_id)
+    assert spec.vector_entry_point == card.vector_entry_point
+    assert spec.max_episode_steps == card.max_episode_steps
+    for field in ("observation", "action", "reward", "termination", "truncation"):
+        assert getattr(card, field).strip(), field
+    assert card.memory_horizon >= 1
+    assert card.ff_ceiling < card.optimal_return
+    assert card.ff_ceiling_derivation.strip()
+    assert card.budget["total_timesteps"] > 0
+    gym.make(env_id, **card.kwargs).close()  # the card's kwargs are accepted
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_docstring_has_the_table(env_id: str) -> None:
+    doc = type(gym.make(env_id).unwrapped).__doc__
+    for row in TABLE_ROWS:
+        assert f"| {row} |" in doc, f"{env_id} docstring table lacks the {row!r} row"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_gymnasium_check_env(env_id: str) -> None:
+    gym_check_env(gym.make(env_id).unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_sb3_check_env(env_id: str) -> None:
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker.check_env(gym.make(env_id), warn=False)
+
+
+def test_make_with_module_prefix_needs_no_import() -> None:
+    code = (
+        "import gymnasium as gym\n"
+        f"for i in {ENV_IDS!r}:\n"
+        "    gym.make('pomdp_bench:' + i).reset(seed=0)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
+
+
+def _rollout(env_id: str, vec: gym.vector.VectorEnv, seed: int, steps: int) -> list:
+    """Step ``vec`` with seeded random actions; return everything it emitted."""
+    space = vec.action_space
+    space.seed(seed)
+    obs, _ = vec.reset(seed=seed)
+    trace = [obs.copy()]
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = vec.step(space.sample())
+        trace += [obs.copy(), np.asarray(reward, np.float64), terminated.copy(), truncated.copy()]
+        if "_final_obs" in info:
+            mask = info["_final_obs"]
+            trace += [mask.copy(), np.stack(info["final_obs"][mask])]
+    return trace
+
+
+def _assert_same(trace_a: list, trace_b: list) -> None:
+    assert len(trace_a) == len(trace_b)
+    for a, b in zip(trace_a, trace_b, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_vector_twin_matches_single_envs(env_id: str, mode: AutoresetMode) -> None:
+    n = 4
+    steps = 2 * (get_card(env_id).max_episode_steps or 60) + 7  # crosses several resets
+    twin = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode)
+    sync = SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)], autoreset_mode=mode)
+    _assert_same(_rollout(env_id, twin, 7, steps), _rollout(env_id, sync, 7, steps))
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    env_id=st.sampled_from(ENV_IDS),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**31),
+)
+def test_vector_twin_matches_single_envs_any_seed(env_id: str, n: int, seed: int) -> None:
+    twin = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point")
+    sync = SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
+    _assert_same(_rollout(env_id, twin, seed, 40), _rollout(env_id, sync, seed, 40))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_reset_with_seed_replays_the_episode(env_id: str) -> None:
+    env = gym.make(env_id)
+
+    def episode(seed: int) -> list:
+        obs, _ = env.reset(seed=seed)
+        env.action_space.seed(123)
+        out = [obs]
+        for _ in range(30):
+            obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+            out += [obs, reward, terminated, truncated]
+            if terminated or truncated:
+                obs, _ = env.reset()
+                out.append(obs)
+        return out
+
+    _assert_same(episode(3), episode(3))
+    firsts = {env.reset(seed=s)[0].tobytes() for s in range(20)}
+    assert len(firsts) > 1, "different seeds should give different episodes"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_invalid_actions_raise_value_error(env_id: str) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    space = env.action_space
+    bad = space.n + space.start if isinstance(space, gym.spaces.Discrete) else space.high + 1.0
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(bad)
+    vec = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+    vec.reset(seed=0)
+    actions = vec.action_space.sample()
+    actions[1] = bad
+    with pytest.raises(ValueError, match="out of range"):
+        vec.step(actions)
+
+
+def test_vector_reset_checks_its_arguments() -> None:
+    vec = gym.make_vec("MaskedCartPole-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match="3 ints"):
+        vec.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        gym.make_vec(
+            "MaskedCartPole-v0", num_envs=2, vectorization_mode="vector_entry_point", autoreset_mode="bogus"
+        )
+    with pytest.raises(ValueError, match="num_envs"):
+        gym.make_vec("MaskedCartPole-v0", num_envs=0, vectorization_mode="vector_entry_point")
+
+
+def test_package_exposes_version() -> None:
+    assert pomdp_bench.__version__
