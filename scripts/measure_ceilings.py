@@ -29,7 +29,9 @@ def pendulum(policy, n: int, seed: int) -> np.ndarray:
 
 
 def summary(name: str, returns: np.ndarray) -> None:
-    ci = stats.bootstrap((returns,), np.mean, confidence_level=0.95, method="percentile", random_state=0).confidence_interval
+    ci = stats.bootstrap(
+        (returns,), np.mean, confidence_level=0.95, method="percentile", random_state=0
+    ).confidence_interval
     print(f"{name:40s} mean {returns.mean():9.2f}  95% CI [{ci.low:.2f}, {ci.high:.2f}]  n={len(returns)}")
 
 

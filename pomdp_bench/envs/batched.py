@@ -217,9 +217,7 @@ class BatchedVectorEnv(VectorEnv):
         self._prev_done[:] = False
         return self._batch.observe(), {}
 
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         batch = self._batch
         reward, terminated, truncated = batch.step(batch.check_action(actions))
         infos: dict[str, Any] = {}

@@ -41,7 +41,9 @@ class MaskedCartPoleBatch(Batch):
         self.obs_layout = check_choice("obs_layout", obs_layout, OBS_LAYOUTS)
         self.obs_noise_std = check_float("obs_noise_std", obs_noise_std, minimum=0.0)
         self.max_episode_steps = (
-            None if max_episode_steps is None else check_int("max_episode_steps", max_episode_steps, minimum=1)
+            None
+            if max_episode_steps is None
+            else check_int("max_episode_steps", max_episode_steps, minimum=1)
         )
         # The bounds CartPole-v1 uses for x and theta; velocities are unbounded.
         x_hi, th_hi = self.x_threshold * 2, self.theta_threshold * 2

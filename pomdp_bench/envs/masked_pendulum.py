@@ -26,12 +26,12 @@ class MaskedPendulumBatch(Batch):
         super().__init__(num_envs)
         self.g = check_float("g", g, minimum=0.0)
         self.max_episode_steps = (
-            None if max_episode_steps is None else check_int("max_episode_steps", max_episode_steps, minimum=1)
+            None
+            if max_episode_steps is None
+            else check_int("max_episode_steps", max_episode_steps, minimum=1)
         )
         self.single_observation_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
-        self.single_action_space = spaces.Box(
-            -self.max_torque, self.max_torque, shape=(1,), dtype=np.float32
-        )
+        self.single_action_space = spaces.Box(-self.max_torque, self.max_torque, shape=(1,), dtype=np.float32)
         self.th = np.zeros(num_envs)  # [N] angle (rad), 0 = upright
         self.thdot = np.zeros(num_envs)  # [N] angular velocity (rad/s), hidden
         self.last_u = np.zeros(num_envs)  # [N] last torque, for the renderer
