@@ -1,0 +1,43 @@
+# Set-up and the two Quickstart commands.  `make run` and `make test` each build
+# the virtual environment first if it is missing or older than pyproject.toml.
+#
+# torch is pinned here, not in pyproject.toml: `torch==2.13.0` is a CPU build that
+# pip takes from local disk on our machines, while an unpinned torch can pull a
+# multi-GB CUDA build. Elsewhere, choose your own build, e.g.
+#   make test TORCH_SPEC="torch>=2.2" TORCH_PIP_ARGS="--index-url <your CPU wheel index>"
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+EXTRAS ?= dev,sb3,ray
+BIN := $(VENV)/bin
+
+.PHONY: setup run demo test bench lint clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $@
+
+run: setup
+	$(BIN)/python -m pomdp_bench.demo
+
+demo: run
+
+test: setup
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,ops
+
+lint: setup
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .benchmarks .ruff_cache
