@@ -11,7 +11,7 @@ import os
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
-import torch  # noqa: E402
+import torch
 
 torch.set_num_threads(1)
 

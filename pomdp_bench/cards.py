@@ -52,6 +52,22 @@ class EnvCard:
     ff_ceiling_derivation: str
     budget: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    ff_ceiling_formula: str = ""
+
+    def ceiling_for(self, env_kwargs: dict[str, Any] | None = None) -> float:
+        """The feedforward ceiling for these env kwargs (on top of the card's).
+
+        An analytic ceiling that depends on a kwarg has an ``ff_ceiling_formula``
+        in the card (arithmetic on kwarg names, e.g. ``1 / num_cues``).
+        """
+        if not self.ff_ceiling_formula:
+            return float(self.ff_ceiling)
+        names = {**self.kwargs, **(env_kwargs or {})}
+        code = compile(self.ff_ceiling_formula, f"<{self.id} ff_ceiling_formula>", "eval")
+        unknown = set(code.co_names) - set(names)
+        if unknown:
+            raise ValueError(f"card {self.id}: ff_ceiling_formula names unknown kwargs {sorted(unknown)}")
+        return float(eval(code, {"__builtins__": {}}, names))
 
     def __post_init__(self) -> None:
         if self.ff_ceiling_source not in ("analytic", "empirical"):

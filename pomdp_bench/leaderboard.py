@@ -1,0 +1,258 @@
+"""From stored runs to leaderboard tables: one row per run, one row per cell over seeds.
+
+A *cell* is ``(env, env kwargs, agent, memory, bptt_length)``; its statistics
+are over the seeds whose run finished. The column schemas below are the
+published contract: :func:`schema_markdown` renders them into
+``leaderboards/README.md`` and a test checks the committed CSVs against them.
+
+Intervals are 95% percentile bootstrap intervals of the mean over seeds
+(``scipy.stats.bootstrap``, 9,999 resamples, fixed seed). Within one cell there
+is one stratum, so this is the stratified bootstrap of rliable restricted to a
+cell; we use scipy rather than rliable because rliable 1.2 pins ``arch<8``,
+whose 7.x releases fail to import with pandas 3.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pomdp_bench.cards import get_card
+
+# column -> (type, meaning). Types: str, int, float, bool.
+RUN_COLUMNS: dict[str, tuple[str, str]] = {
+    "suite": ("str", "the suite the run belongs to"),
+    "run_key": ("str", "hash of the full run spec (the store's primary key)"),
+    "env_id": ("str", "registered env id"),
+    "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
+    "horizon": ("int", "memory horizon of this env variant, in steps"),
+    "agent": ("str", "ppo, sac or sb3_ppo (sb3-contrib's RecurrentPPO)"),
+    "memory": ("str", "memory kind"),
+    "memory_config": ("str", "the full memory config, as sorted JSON"),
+    "bptt_length": ("int", "PPO bptt_length / SAC sequence_length; empty for kinds not trained through time"),
+    "seed": ("int", "the agent's seed"),
+    "total_timesteps": ("int", "training budget, env steps"),
+    "status": ("str", "ok or failed"),
+    "final_return": ("float", "mean return of the final deterministic evaluation (empty if failed)"),
+    "steps_per_second": ("float", "env steps per second of training, evaluation excluded"),
+    "wall_seconds": ("float", "the run's wall time, evaluation included"),
+    "error": ("str", "last line of the error of a failed run"),
+    "pomdp_bench_version": ("str", "package version"),
+    "git_commit": ("str", "commit of the code that ran it (+dirty if uncommitted changes)"),
+    "machine": ("str", "CPU model, cores, Python and torch versions of the machine that ran it"),
+    "created_at": ("str", "when the run finished, UTC ISO 8601"),
+}
+
+CELL_COLUMNS: dict[str, tuple[str, str]] = {
+    "suite": ("str", "the suite"),
+    "env_id": ("str", "registered env id"),
+    "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
+    "horizon": ("int", "memory horizon of this env variant, in steps"),
+    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "memory": ("str", "memory kind"),
+    "bptt_length": ("int", "PPO bptt_length / SAC sequence_length; empty for kinds not trained through time"),
+    "bptt_policy": ("str", "covers (bptt_length >= horizon + 1), short (shorter), or n/a"),
+    "n_seeds": ("int", "seeds whose run finished"),
+    "n_failed": ("int", "seeds whose run failed"),
+    "total_timesteps": ("int", "training budget per run, env steps"),
+    "return_mean": ("float", "mean over seeds of the final evaluation return"),
+    "return_iqm": ("float", "interquartile mean over seeds (scipy.stats.trim_mean, 25%)"),
+    "return_ci_low": ("float", "lower end of the 95% bootstrap interval of the mean"),
+    "return_ci_high": ("float", "upper end of the 95% bootstrap interval of the mean"),
+    "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
+    "ff_ceiling_source": ("str", "analytic (env card) or empirical (best memory=none cell of the suite)"),
+    "optimal_return": ("float", "optimal return (env card)"),
+    "normalized_score": ("float", "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling)"),
+    "beats_ceiling": ("bool", "return_ci_low > ff_ceiling"),
+    "learned": ("bool", "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score)"),
+    "steps_per_second": ("float", "mean over seeds of training env steps per second"),
+    "wall_seconds": ("float", "mean over seeds of the run's wall time"),
+    "pomdp_bench_version": ("str", "package version"),
+    "git_commit": ("str", "commit(s) of the code that ran the cell, ;-separated"),
+    "machine": ("str", "machine(s) that ran the cell, ;-separated"),
+    "command": ("str", "the command that reproduces the suite"),
+    "created_at": ("str", "when the last run of the cell finished, UTC ISO 8601"),
+}
+
+HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
+    "suite": ("str", "the suite"),
+    "env_id": ("str", "registered env id"),
+    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "memory": ("str", "memory kind"),
+    "bptt_policy": ("str", "covers, short or n/a (see the cell table)"),
+    "horizons_tried": ("str", "the horizons of the suite, ;-separated"),
+    "longest_horizon_learned": ("int", "the longest horizon whose cell is learned; 0 if none"),
+}
+
+CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
+    """One row per stored run of ``suite`` (rows from :meth:`ResultStore.rows`)."""
+    records = []
+    for row in rows:
+        spec, result = row["spec"], row["result"]
+        error = result.get("error", "").strip().splitlines()
+        records.append(
+            {
+                "suite": suite,
+                "run_key": row["key"],
+                "env_id": spec["env_id"],
+                "env_kwargs": _json(spec["env_kwargs"]),
+                "horizon": spec["horizon"],
+                "agent": spec["agent"],
+                "memory": spec["memory"]["kind"],
+                "memory_config": _json(spec["memory"]),
+                "bptt_length": spec["bptt_length"],
+                "seed": spec["seed"],
+                "total_timesteps": spec["total_timesteps"],
+                "status": row["status"],
+                "final_return": result["final_return"] if row["status"] == "ok" else math.nan,
+                "steps_per_second": result["steps_per_second"],
+                "wall_seconds": result["wall_seconds"],
+                "error": error[-1] if error else "",
+                "pomdp_bench_version": spec["version"],
+                "git_commit": row["git_commit"],
+                "machine": row["machine"],
+                "created_at": row["created_at"],
+            }
+        )
+    frame = pd.DataFrame.from_records(records, columns=list(RUN_COLUMNS))
+    frame["bptt_length"] = frame["bptt_length"].astype("Int64")
+    return frame.sort_values(
+        ["env_id", "env_kwargs", "agent", "memory", "bptt_length", "seed"], ignore_index=True
+    )
+
+
+def interval(returns: np.ndarray) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean of ``returns [n_seeds]``."""
+    if len(returns) == 0:
+        return math.nan, math.nan
+    if len(returns) == 1 or np.all(returns == returns[0]):
+        return float(returns.mean()), float(returns.mean())
+    ci = stats.bootstrap(
+        (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method="percentile", random_state=0
+    ).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def bptt_policy(bptt_length: Any, horizon: int) -> str:
+    if bptt_length is None or pd.isna(bptt_length):
+        return "n/a"
+    return "covers" if int(bptt_length) >= horizon + 1 else "short"
+
+
+def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
+    """One row per cell: statistics over seeds, ceilings, scores (see :data:`CELL_COLUMNS`)."""
+    records = []
+    for keys, group in runs.groupby(CELL_KEYS, dropna=False, sort=True):
+        ok = group[group["status"] == "ok"]
+        returns = ok["final_return"].to_numpy(dtype=np.float64)
+        low, high = interval(returns)
+        first = group.iloc[0]
+        record = dict(zip(CELL_KEYS, keys, strict=True))
+        record.update(
+            suite=first["suite"],
+            horizon=int(first["horizon"]),
+            bptt_policy=bptt_policy(record["bptt_length"], int(first["horizon"])),
+            n_seeds=len(ok),
+            n_failed=len(group) - len(ok),
+            total_timesteps=int(first["total_timesteps"]),
+            return_mean=float(returns.mean()) if len(returns) else math.nan,
+            return_iqm=float(stats.trim_mean(returns, 0.25)) if len(returns) else math.nan,
+            return_ci_low=low,
+            return_ci_high=high,
+            steps_per_second=float(ok["steps_per_second"].mean()) if len(ok) else math.nan,
+            wall_seconds=float(group["wall_seconds"].mean()),
+            pomdp_bench_version=";".join(sorted(set(group["pomdp_bench_version"]))),
+            git_commit=";".join(sorted(set(group["git_commit"]))),
+            machine=";".join(sorted(set(group["machine"]))),
+            command=command,
+            created_at=max(group["created_at"]),
+        )
+        records.append(record)
+    cells = pd.DataFrame.from_records(records)
+    if cells.empty:
+        return pd.DataFrame(columns=list(CELL_COLUMNS))
+    _add_ceilings(cells)
+    cells["bptt_length"] = cells["bptt_length"].astype("Int64")
+    return cells[list(CELL_COLUMNS)]
+
+
+def _add_ceilings(cells: pd.DataFrame) -> None:
+    ceilings, sources, optima = [], [], []
+    for _, cell in cells.iterrows():
+        card = get_card(cell["env_id"])
+        kwargs = json.loads(cell["env_kwargs"])
+        optima.append(float(card.optimal_return))
+        if card.ff_ceiling_source == "analytic":
+            ceilings.append(card.ceiling_for(kwargs))
+            sources.append("analytic")
+            continue
+        same = cells[
+            (cells["env_id"] == cell["env_id"])
+            & (cells["env_kwargs"] == cell["env_kwargs"])
+            & (cells["agent"] == cell["agent"])
+            & (cells["memory"] == "none")
+            & (cells["n_seeds"] > 0)
+        ]
+        # Empirical: the best memoryless cell of this suite, else the card's measured controller.
+        ceilings.append(float(same["return_mean"].max()) if len(same) else card.ceiling_for(kwargs))
+        sources.append("empirical")
+    cells["ff_ceiling"] = ceilings
+    cells["ff_ceiling_source"] = sources
+    cells["optimal_return"] = optima
+    cells["normalized_score"] = (cells["return_mean"] - cells["ff_ceiling"]) / (
+        cells["optimal_return"] - cells["ff_ceiling"]
+    )
+    cells["beats_ceiling"] = (cells["return_ci_low"] > cells["ff_ceiling"]).fillna(False).astype(bool)
+    midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
+    cells["learned"] = (cells["return_ci_low"] > midpoint).fillna(False).astype(bool)
+
+
+def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
+    """The longest horizon learned per (env, agent, memory, bptt policy)."""
+    records = []
+    for (env_id, agent, memory, policy), group in cells.groupby(
+        ["env_id", "agent", "memory", "bptt_policy"], sort=True
+    ):
+        horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
+        learned = group[group["learned"]]["horizon"]
+        records.append(
+            {
+                "suite": group["suite"].iloc[0],
+                "env_id": env_id,
+                "agent": agent,
+                "memory": memory,
+                "bptt_policy": policy,
+                "horizons_tried": ";".join(str(h) for h in horizons),
+                "longest_horizon_learned": int(learned.max()) if len(learned) else 0,
+            }
+        )
+    return pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))
+
+
+def schema_markdown() -> str:
+    """The column schemas as Markdown tables (for ``leaderboards/README.md``)."""
+    parts = []
+    for title, columns in (
+        ("`<suite>.csv`: one row per cell", CELL_COLUMNS),
+        ("`<suite>_runs.csv`: one row per run", RUN_COLUMNS),
+        (
+            "`<suite>_horizon.csv`: the longest horizon learned (suites with several horizons)",
+            HORIZON_COLUMNS,
+        ),
+    ):
+        lines = [f"### {title}", "", "| column | type | meaning |", "|---|---|---|"]
+        lines += [f"| `{name}` | {kind} | {meaning} |" for name, (kind, meaning) in columns.items()]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)

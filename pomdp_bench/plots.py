@@ -1,0 +1,179 @@
+"""Leaderboard figures (seaborn), saved as PNG and SVG.
+
+- ``<suite>_heatmap_<env>_<agent>``: normalised score per memory kind × BPTT
+  length; ``*`` marks cells whose interval lies above the feedforward ceiling.
+- ``<suite>_curves_<env>_<agent>``: evaluation return over training per memory
+  kind (each kind at its best BPTT length), with 95% bootstrap bands over seeds.
+- ``<suite>_horizon``: the longest horizon learned per memory kind and BPTT policy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from pomdp_bench.memory import MEMORY_KINDS
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def _variant(env_id: str, env_kwargs: str) -> str:
+    kwargs = json.loads(env_kwargs)
+    return env_id + ("".join(f"_{k}{v}" for k, v in sorted(kwargs.items())) if kwargs else "")
+
+
+def _save(fig: plt.Figure, out: Path, name: str) -> list[Path]:
+    paths = [out / f"{name}.png", out / f"{name}.svg"]
+    for path in paths:
+        fig.savefig(
+            path, bbox_inches="tight", dpi=120, metadata={"Date": None} if path.suffix == ".svg" else None
+        )
+    plt.close(fig)
+    return paths
+
+
+def _kind_order(kinds: set[str]) -> list[str]:
+    return [k for k in MEMORY_KINDS if k in kinds] + sorted(kinds - set(MEMORY_KINDS))
+
+
+def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """One heatmap of normalised score per env variant and agent."""
+    paths: list[Path] = []
+    for (env_id, env_kwargs, agent), group in cells.groupby(["env_id", "env_kwargs", "agent"], sort=True):
+        group = group.assign(bptt=group["bptt_length"].map(lambda b: "n/a" if pd.isna(b) else str(int(b))))
+        columns = sorted(set(group["bptt"]), key=lambda b: (b != "n/a", int(b) if b != "n/a" else 0))
+        rows = _kind_order(set(group["memory"]))
+        score = group.pivot_table(index="memory", columns="bptt", values="normalized_score", aggfunc="first")
+        score = score.reindex(index=rows, columns=columns)
+        beats = group.pivot_table(index="memory", columns="bptt", values="beats_ceiling", aggfunc="first")
+        beats = beats.reindex(index=rows, columns=columns)
+        labels = score.copy().astype(object)
+        for r in rows:
+            for c in columns:
+                v = score.loc[r, c]
+                labels.loc[r, c] = "" if pd.isna(v) else f"{v:.2f}" + ("*" if beats.loc[r, c] is True else "")
+        fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(columns), 0.9 + 0.55 * len(rows)))
+        sns.heatmap(
+            score.astype(float),
+            annot=labels.to_numpy(),
+            fmt="",
+            cmap="RdYlGn",
+            vmin=-0.25,
+            vmax=1.0,
+            cbar_kws={"label": "normalised score"},
+            linewidths=0.5,
+            ax=ax,
+        )
+        ax.set_xlabel("BPTT length (PPO) / sequence length (SAC)")
+        ax.set_ylabel("memory")
+        ax.set_title(
+            f"{_variant(env_id, env_kwargs)} · {agent}\n* = 95% interval above the feedforward ceiling"
+        )
+        paths += _save(fig, out, f"{suite}_heatmap_{_slug(_variant(env_id, env_kwargs))}_{agent}")
+    return paths
+
+
+def learning_curves(
+    runs: pd.DataFrame, curves: pd.DataFrame, cells: pd.DataFrame, suite: str, out: Path
+) -> list[Path]:
+    """Evaluation return over training per memory kind, at each kind's best BPTT length."""
+    paths: list[Path] = []
+    if curves.empty:
+        return paths
+    data = curves.merge(runs, on="run_key")
+    for (env_id, env_kwargs, agent), group in data.groupby(["env_id", "env_kwargs", "agent"], sort=True):
+        cell = cells[
+            (cells["env_id"] == env_id) & (cells["env_kwargs"] == env_kwargs) & (cells["agent"] == agent)
+        ]
+        best = cell.sort_values("return_mean", ascending=False).drop_duplicates("memory")
+        keep = {
+            (m, None if pd.isna(b) else int(b))
+            for m, b in zip(best["memory"], best["bptt_length"], strict=True)
+        }
+        mask = [
+            (m, None if pd.isna(b) else int(b)) in keep
+            for m, b in zip(group["memory"], group["bptt_length"], strict=True)
+        ]
+        sub = group[mask].copy()
+        sub["series"] = [
+            m if pd.isna(b) else f"{m} (bptt {int(b)})"
+            for m, b in zip(sub["memory"], sub["bptt_length"], strict=True)
+        ]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        sns.lineplot(
+            data=sub,
+            x="timesteps",
+            y="mean_return",
+            hue="series",
+            errorbar=("ci", 95),
+            n_boot=2000,
+            seed=0,
+            ax=ax,
+        )
+        if len(cell):
+            ax.axhline(cell["ff_ceiling"].iloc[0], ls="--", c="grey", lw=1, label="feedforward ceiling")
+            ax.axhline(cell["optimal_return"].iloc[0], ls=":", c="black", lw=1, label="optimal")
+        ax.legend(fontsize=8, loc="best")
+        ax.set_xlabel("env steps")
+        ax.set_ylabel("evaluation return")
+        ax.set_title(f"{_variant(env_id, env_kwargs)} · {agent} (95% bootstrap band over seeds)")
+        paths += _save(fig, out, f"{suite}_curves_{_slug(_variant(env_id, env_kwargs))}_{agent}")
+    return paths
+
+
+def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Longest horizon learned per memory kind and BPTT policy, one panel per env and agent."""
+    if horizon.empty:
+        return []
+    panels = list(horizon.groupby(["env_id", "agent"], sort=True))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, ((env_id, agent), group) in zip(axes[0], panels, strict=True):
+        order = _kind_order(set(group["memory"]))
+        sns.barplot(
+            data=group,
+            x="memory",
+            y="longest_horizon_learned",
+            hue="bptt_policy",
+            order=order,
+            hue_order=[p for p in ("covers", "short", "n/a") if p in set(group["bptt_policy"])],
+            ax=ax,
+        )
+        tried = sorted({int(h) for hs in group["horizons_tried"] for h in hs.split(";") if h})
+        ax.set_yscale("symlog", linthresh=5)
+        ax.set_yticks([0, *tried])
+        ax.set_yticklabels(["0", *map(str, tried)])
+        ax.set_ylabel("longest horizon learned (steps)")
+        ax.set_title(f"{env_id} · {agent}")
+    fig.suptitle("Longest memory horizon learned (cell interval above the ceiling-optimum midpoint)")
+    return _save(fig, out, f"{suite}_horizon")
+
+
+def all_figures(
+    runs: pd.DataFrame,
+    curves: pd.DataFrame,
+    cells: pd.DataFrame,
+    horizon: pd.DataFrame,
+    suite: str,
+    out: Path,
+) -> list[Path]:
+    """Every figure of one suite."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = heatmaps(cells, suite, out) + learning_curves(runs, curves, cells, suite, out)
+    if not horizon.empty and horizon["horizons_tried"].str.contains(";").any():
+        paths += horizon_plot(horizon, suite, out)
+    return paths
+
+
+__all__ = ["all_figures", "heatmaps", "horizon_plot", "learning_curves", "np"]

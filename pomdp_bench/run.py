@@ -1,0 +1,230 @@
+"""The sweep: ``python -m pomdp_bench.run --suite memory``.
+
+Expands a suite (``suites/<name>.yaml``) into runs, skips the runs already in
+the results store, executes the rest on a local process pool or on Ray, writes
+each run to the store the moment it finishes, then regenerates the suite's
+leaderboard CSVs and figures. Interrupt it at any point and rerun the same
+command: it picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from pomdp_bench import provenance
+from pomdp_bench.cards import load_cards
+from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.progress import SweepProgress
+from pomdp_bench.spec import AGENTS, RunSpec
+from pomdp_bench.store import ResultStore
+from pomdp_bench.suites import available_suites, expand, load_suite
+
+# Rough single-thread training speeds (env steps/s) for --dry-run when the store has no measurement.
+_DEFAULT_RATES = {
+    ("ppo", "none"): 6000.0,
+    ("ppo", "framestack"): 5000.0,
+    ("ppo", "gru"): 3000.0,
+    ("ppo", "lstm"): 3000.0,
+    ("ppo", "transformer"): 1200.0,
+    ("ppo", "mamba"): 1200.0,
+    ("sb3_ppo", "lstm"): 1000.0,
+}
+_DEFAULT_SAC_RATE = 400.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pomdp_bench.run",
+        description="Train every memory kind of a suite across envs, BPTT lengths and seeds; "
+        "store the runs and publish leaderboards.",
+    )
+    parser.add_argument(
+        "--suite",
+        default="memory",
+        help="suite name, or the path of a suite YAML file (default: memory); see --list",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the suites, envs, agents and memory kinds, then exit"
+    )
+    parser.add_argument("--envs", nargs="+", metavar="ID", help="only these env ids")
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, help="only these agents")
+    parser.add_argument(
+        "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
+    )
+    parser.add_argument("--bptt", nargs="+", type=int, metavar="L", help="only these BPTT / sequence lengths")
+    parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (default: the suite's)")
+    parser.add_argument(
+        "--steps", type=int, metavar="N", help="env steps per run (default: the suite's or the env card's)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="local worker processes, one torch thread each (default: the CPU count)",
+    )
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster address for --backend ray (default: start a local Ray)"
+    )
+    parser.add_argument(
+        "--out", default="results", help="results folder holding the store (default: results/)"
+    )
+    parser.add_argument(
+        "--leaderboards",
+        metavar="DIR",
+        help="where to write the suite's CSVs and figures (default: <out>/leaderboards/)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the runs and an estimated time, run nothing"
+    )
+    parser.add_argument("--retry-failed", action="store_true", help="rerun runs stored as failed")
+    parser.add_argument("--no-report", action="store_true", help="do not write leaderboards after the sweep")
+    return parser
+
+
+def _print_list() -> None:
+    print("suites:")
+    for name in available_suites():
+        suite = load_suite(name)
+        print(f"  {name:10s} {len(expand(suite)):5d} runs  {suite.description.strip().splitlines()[0]}")
+    print("envs:")
+    for env_id, card in sorted(load_cards().items()):
+        print(
+            f"  {env_id:20s} horizon {card.memory_horizon:4d}  optimal {card.optimal_return:8.1f}  "
+            f"ceiling {card.ff_ceiling:8.2f} ({card.ff_ceiling_source})"
+        )
+    print("agents:       " + ", ".join(AGENTS))
+    print("memory kinds: " + ", ".join(MEMORY_KINDS))
+
+
+def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tuple[str, str], float], float]:
+    """Per-(agent, kind) rates (measured in the store where possible) and the total single-worker seconds."""
+    measured: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in store.rows():
+        if row["status"] == "ok":
+            spec = row["spec"]
+            measured[(spec["agent"], spec["memory"]["kind"])].append(
+                row["result"]["wall_seconds"] / spec["total_timesteps"]
+            )
+    rates: dict[tuple[str, str], float] = {}
+    total = 0.0
+    for spec in specs:
+        key = (spec.agent, spec.memory_kind)
+        if key in measured:
+            seconds_per_step = sorted(measured[key])[len(measured[key]) // 2]
+            rates[key] = 1.0 / seconds_per_step
+        else:
+            rates[key] = _DEFAULT_RATES.get(key, _DEFAULT_SAC_RATE if spec.agent == "sac" else 2000.0)
+        total += spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
+    return rates, total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        _print_list()
+        return 0
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    for name, value in (("--seeds", args.seeds), ("--steps", args.steps)):
+        if value is not None and value < 1:
+            parser.error(f"{name} must be >= 1, got {value}")
+    if args.envs:
+        unknown = sorted(set(args.envs) - set(load_cards()))
+        if unknown:
+            parser.error(f"unknown env ids {unknown}; known: {sorted(load_cards())}")
+    try:
+        suite = load_suite(args.suite)
+    except ValueError as err:
+        parser.error(str(err))
+    specs = expand(
+        suite,
+        envs=args.envs,
+        agents=args.agents,
+        memory=args.memory,
+        bptt=args.bptt,
+        seeds=args.seeds,
+        steps=args.steps,
+    )
+    if not specs:
+        parser.error("the filters leave no run in the suite")
+    out = Path(args.out)
+    store = ResultStore(out)
+    done = store.status(s.key() for s in specs)
+    skip = {"ok"} | (set() if args.retry_failed else {"failed"})
+    todo = [s for s in specs if done.get(s.key()) not in skip]
+    n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
+
+    if args.dry_run:
+        rates, seconds = estimate_seconds(todo, store)
+        for spec in todo:
+            print(spec.label() + f"  ({spec.total_timesteps} steps)")
+        print(
+            f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored"
+            f"{f', {n_failed_before} of them failed (see --retry-failed)' if n_failed_before and not args.retry_failed else ''})."
+        )
+        workers = 1 if args.backend == "ray" else args.workers
+        print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
+        for (agent, kind), rate in sorted(rates.items()):
+            print(f"  {agent:8s} {kind:12s} {rate:8.0f}")
+        return 0
+
+    store.link(suite.name, specs)
+    command = "python -m pomdp_bench.run " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
+    commit, host = provenance.git_commit(), provenance.machine()
+    sweep_id = store.start_sweep(suite.name, command, commit, host)
+    print(
+        f"suite {suite.name}: {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to run "
+        f"on {args.backend}" + ("" if args.backend == "ray" else f" with {args.workers} worker(s)"),
+        file=sys.stderr,
+    )
+    start = time.perf_counter()
+    progress = SweepProgress(len(todo))
+    backend = None
+    try:
+        if args.backend == "ray":
+            from pomdp_bench.backends import RayBackend
+
+            backend = RayBackend(args.address)
+        else:
+            from pomdp_bench.backends import LocalBackend
+
+            backend = LocalBackend(args.workers)
+        for spec, result in backend.run(todo, progress):
+            store.write(spec, result, git_commit=commit, machine=host)
+            progress.finished(spec, result)
+    finally:
+        progress.close()
+        store.finish_sweep(sweep_id, time.perf_counter() - start, progress.done)
+        if backend is not None and hasattr(backend, "shutdown"):
+            backend.shutdown()
+    wall = time.perf_counter() - start
+    print(
+        f"suite {suite.name}: ran {progress.done} runs in {wall / 60:.1f} min, {progress.failed} failed"
+        + (" (rerun with --retry-failed)" if progress.failed else ""),
+        file=sys.stderr,
+    )
+    if not args.no_report:
+        from pomdp_bench.report import write_reports
+
+        target = Path(args.leaderboards) if args.leaderboards else out / "leaderboards"
+        paths = write_reports(out, target, [suite.name])
+        print(f"leaderboards written to {target}/ ({len(paths)} files)", file=sys.stderr)
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""What one run is (:class:`RunSpec`) and what it produced (:class:`RunResult`).
+
+A spec is plain data, so it travels to a worker process or a Ray task, and its
+:meth:`RunSpec.key` (a hash of everything that can change the outcome) keys the
+results store: rerunning the same spec finds its finished row and skips it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+AGENTS = ("ppo", "sac", "sb3_ppo")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One training run: an env, an agent with its settings, a memory, a seed and a budget.
+
+    Attributes:
+        env_id: a registered env id.
+        env_kwargs: kwargs of the env (on top of the registration's).
+        agent: ``"ppo"``, ``"sac"`` or ``"sb3_ppo"`` (sb3-contrib's RecurrentPPO).
+        memory: the memory config as a plain dict (``MemoryConfig.to_dict()``).
+        bptt_length: PPO's ``bptt_length`` / SAC's ``sequence_length``; ``None``
+            for kinds not trained through time (and PPO's default).
+        seed: the agent's seed.
+        total_timesteps: training budget in env steps.
+        hyperparams: the agent's other constructor kwargs.
+        eval_episodes: deterministic episodes of the final evaluation.
+        eval_points: evaluations spread over training, for the learning curve.
+        horizon: the memory horizon of this env variant, in steps.
+        version: pomdp_bench's version (a new version reruns everything).
+    """
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    agent: str
+    memory: dict[str, Any]
+    bptt_length: int | None
+    seed: int
+    total_timesteps: int
+    hyperparams: dict[str, Any] = field(default_factory=dict)
+    eval_episodes: int = 20
+    eval_points: int = 10
+    horizon: int = 1
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        if self.agent not in AGENTS:
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {self.agent!r}")
+        if self.total_timesteps < 1:
+            raise ValueError(f"total_timesteps must be >= 1, got {self.total_timesteps}")
+
+    @property
+    def memory_kind(self) -> str:
+        return str(self.memory.get("kind", "none"))
+
+    def key(self) -> str:
+        """A stable hash of the full spec (the store's primary key)."""
+        return hashlib.sha256(_canonical(asdict(self)).encode()).hexdigest()[:24]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        return cls(**data)
+
+    def label(self) -> str:
+        """A short human-readable name, for progress lines."""
+        kwargs = ",".join(f"{k}={v}" for k, v in sorted(self.env_kwargs.items()))
+        env = f"{self.env_id}({kwargs})" if kwargs else self.env_id
+        bptt = "" if self.bptt_length is None else f" bptt={self.bptt_length}"
+        return f"{env} {self.agent} {self.memory_kind}{bptt} seed={self.seed}"
+
+
+@dataclass
+class RunResult:
+    """What a finished (or failed) run produced.
+
+    Attributes:
+        status: ``"ok"`` or ``"failed"``.
+        final_return: mean undiscounted return of the final deterministic
+            evaluation (NaN when failed).
+        final_returns: ``[eval_episodes]`` the per-episode returns behind it.
+        curve: ``[(timesteps, mean evaluation return)]`` over training.
+        steps_per_second: env steps per second of training (evaluation excluded).
+        wall_seconds: the whole run, evaluation included.
+        error: the traceback of a failed run.
+    """
+
+    status: str
+    final_return: float = math.nan
+    final_returns: list[float] = field(default_factory=list)
+    curve: list[tuple[int, float]] = field(default_factory=list)
+    steps_per_second: float = math.nan
+    wall_seconds: float = math.nan
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,194 @@
+"""The results store: an embedded SQLite database, one row per finished run.
+
+Each run is written in one transaction together with its evaluation curve, when
+it finishes, so a sweep that is killed at any moment loses only the runs in
+flight: a rerun skips every finished row and never writes one twice (the spec
+hash is the primary key). A failed run is stored with its error; it is skipped
+too unless the sweep asks to retry failures.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pomdp_bench.provenance import now
+from pomdp_bench.spec import RunResult, RunSpec
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    final_return REAL,
+    steps_per_second REAL,
+    wall_seconds REAL,
+    result TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    git_commit TEXT NOT NULL DEFAULT '',
+    machine TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS curves (
+    key TEXT NOT NULL,
+    timesteps INTEGER NOT NULL,
+    mean_return REAL,
+    PRIMARY KEY (key, timesteps)
+);
+CREATE TABLE IF NOT EXISTS sweeps (
+    suite TEXT NOT NULL,
+    command TEXT NOT NULL,
+    git_commit TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    wall_seconds REAL,
+    n_runs INTEGER
+);
+CREATE TABLE IF NOT EXISTS suite_runs (
+    suite TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (suite, key)
+);
+"""
+
+STORE_FILENAME = "results.sqlite"
+
+
+class ResultStore:
+    """A results store in ``<out>/results.sqlite``.
+
+    Args:
+        out: the output folder (created if missing).
+    """
+
+    def __init__(self, out: str | Path) -> None:
+        self.path = Path(out) / STORE_FILENAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=60.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def status(self, keys: Iterable[str]) -> dict[str, str]:
+        """``{key: status}`` for the keys that have a row."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(f"SELECT key, status FROM runs WHERE key IN ({marks})", chunk)
+            out.update(dict(rows.fetchall()))
+        return out
+
+    def link(self, suite: str, specs: Iterable[RunSpec]) -> None:
+        """Record that ``specs`` belong to ``suite`` (a run may serve several suites)."""
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO suite_runs (suite, key) VALUES (?, ?)",
+                [(suite, s.key()) for s in specs],
+            )
+
+    def write(self, spec: RunSpec, result: RunResult, git_commit: str = "", machine: str = "") -> None:
+        """Store one run and its curve in one transaction (replacing a failed attempt)."""
+        key = spec.key()
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO runs (key, spec, status, final_return, steps_per_second, wall_seconds,"
+                " result, error, git_commit, machine, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    json.dumps(spec.to_dict(), sort_keys=True),
+                    result.status,
+                    result.final_return,
+                    result.steps_per_second,
+                    result.wall_seconds,
+                    json.dumps(result.to_dict()),
+                    result.error,
+                    git_commit,
+                    machine,
+                    now(),
+                ),
+            )
+            self._conn.execute("DELETE FROM curves WHERE key = ?", (key,))
+            self._conn.executemany(
+                "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)",
+                [(key, int(t), float(r)) for t, r in result.curve],
+            )
+
+    def start_sweep(self, suite: str, command: str, git_commit: str, machine: str) -> int:
+        """Record that a sweep of ``suite`` started; returns its id for :meth:`finish_sweep`."""
+        with self._conn:
+            cur = self._conn.execute(
+                "INSERT INTO sweeps (suite, command, git_commit, machine, started_at) VALUES (?, ?, ?, ?, ?)",
+                (suite, command, git_commit, machine, now()),
+            )
+        return int(cur.lastrowid)
+
+    def finish_sweep(self, sweep_id: int, wall_seconds: float, n_runs: int) -> None:
+        with self._conn:
+            self._conn.execute(
+                "UPDATE sweeps SET finished_at = ?, wall_seconds = ?, n_runs = ? WHERE rowid = ?",
+                (now(), wall_seconds, n_runs, sweep_id),
+            )
+
+    def sweeps(self, suite: str) -> list[dict[str, Any]]:
+        """Every recorded sweep of ``suite``, oldest first."""
+        cur = self._conn.execute(
+            "SELECT suite, command, git_commit, machine, started_at, finished_at, wall_seconds, n_runs"
+            " FROM sweeps WHERE suite = ? ORDER BY rowid",
+            (suite,),
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def suites(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT DISTINCT suite FROM suite_runs ORDER BY suite")]
+
+    def rows(self, suite: str | None = None) -> list[dict[str, Any]]:
+        """Every stored run (of ``suite``), as dicts with ``spec`` and ``result`` decoded."""
+        query = (
+            "SELECT r.key, r.spec, r.status, r.result, r.git_commit, r.machine, r.created_at FROM runs r"
+            + (" JOIN suite_runs s ON s.key = r.key WHERE s.suite = ?" if suite else "")
+            + " ORDER BY r.key"
+        )
+        out = []
+        for key, spec, status, result, commit, machine, created in self._conn.execute(
+            query, (suite,) if suite else ()
+        ):
+            out.append(
+                {
+                    "key": key,
+                    "spec": json.loads(spec),
+                    "status": status,
+                    "result": json.loads(result),
+                    "git_commit": commit,
+                    "machine": machine,
+                    "created_at": created,
+                }
+            )
+        return out
+
+    def curves(self, keys: Iterable[str]) -> list[tuple[str, int, float]]:
+        """``(key, timesteps, mean_return)`` for the runs ``keys``."""
+        keys = list(keys)
+        out: list[tuple[str, int, float]] = []
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out += self._conn.execute(
+                f"SELECT key, timesteps, mean_return FROM curves WHERE key IN ({marks}) ORDER BY key, timesteps",
+                chunk,
+            ).fetchall()
+        return out

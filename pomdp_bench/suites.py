@@ -1,0 +1,161 @@
+"""Suites: experiment grids declared as YAML data in ``suites/``, expanded into run specs.
+
+A suite file looks like this (see ``suites/README.md``)::
+
+    name: memory
+    description: every memory kind on every env, across BPTT lengths
+    seeds: 5
+    eval_episodes: 20
+    groups:
+      - agent: ppo
+        memory: [none, framestack, gru, lstm, transformer, mamba]
+        hyperparams: {}                 # overrides for every env of the group
+        envs:
+          - id: TMaze-v0
+            env_kwargs: {corridor_length: 10}
+            horizon: 10                 # default: the card's memory_horizon
+            bptt: [4, 8, 16]            # for kinds trained through time
+            steps: 100000               # default: the card's budget
+            hyperparams: {}             # overrides for this env
+            memory: [...]               # replaces the group's list for this env
+
+Kinds not trained through time (``none``, ``framestack``) get one cell with
+``bptt_length: null``. The agent's hyperparameters come from
+``agents/<agent>.yaml`` (the env id's entry, else ``default``), then the group's,
+then the env entry's overrides.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import pomdp_bench
+from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.spec import AGENTS, RunSpec
+
+# Kinds whose BPTT length matters; the others act on the current window only.
+TIME_KINDS = ("gru", "lstm", "transformer", "mamba")
+_SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "groups"}
+_GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
+_ENV_KEYS = {"id", "env_kwargs", "horizon", "bptt", "steps", "hyperparams", "memory"}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A parsed suite file."""
+
+    name: str
+    description: str
+    seeds: int
+    groups: list[dict[str, Any]]
+    eval_episodes: int = 20
+    eval_points: int = 10
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def available_suites() -> list[str]:
+    """Names of the shipped suites."""
+    return sorted(p.stem for p in data_dir("suites").glob("*.yaml"))
+
+
+def _check_keys(where: str, data: dict[str, Any], allowed: set[str]) -> None:
+    unknown = set(data) - allowed
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}; valid keys: {sorted(allowed)}")
+
+
+def load_suite(name: str) -> Suite:
+    """Read the shipped suite ``suites/<name>.yaml``, or a suite file at the path ``name``."""
+    path = Path(name) if name.endswith((".yaml", ".yml")) else data_dir("suites") / f"{name}.yaml"
+    if not path.is_file():
+        raise ValueError(f"unknown suite {name!r}; available suites: {available_suites()}")
+    raw = yaml.safe_load(path.read_text())
+    _check_keys(f"suite {name}", raw, _SUITE_KEYS)
+    for i, group in enumerate(raw["groups"]):
+        _check_keys(f"suite {name} group {i}", group, _GROUP_KEYS)
+        if group["agent"] not in AGENTS:
+            raise ValueError(
+                f"suite {name} group {i}: agent must be one of {list(AGENTS)}, got {group['agent']!r}"
+            )
+        for env in group["envs"]:
+            _check_keys(f"suite {name} group {i} env {env.get('id')}", env, _ENV_KEYS)
+    return Suite(
+        name=raw["name"],
+        description=raw.get("description", ""),
+        seeds=int(raw["seeds"]),
+        groups=raw["groups"],
+        eval_episodes=int(raw.get("eval_episodes", 20)),
+        eval_points=int(raw.get("eval_points", 10)),
+        raw=raw,
+    )
+
+
+@functools.cache
+def _hyperparam_file(agent: str) -> dict[str, Any]:
+    path = data_dir("agents") / f"{agent}.yaml"
+    return yaml.safe_load(path.read_text()) or {} if path.is_file() else {}
+
+
+def agent_hyperparams(agent: str, env_id: str) -> dict[str, Any]:
+    """The tuned kwargs of ``agent`` for ``env_id`` from ``agents/<agent>.yaml``."""
+    table = _hyperparam_file(agent)
+    return dict(table.get(env_id, table.get("default", {})) or {})
+
+
+def expand(
+    suite: Suite,
+    *,
+    envs: list[str] | None = None,
+    agents: list[str] | None = None,
+    memory: list[str] | None = None,
+    bptt: list[int] | None = None,
+    seeds: int | None = None,
+    steps: int | None = None,
+) -> list[RunSpec]:
+    """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's)."""
+    n_seeds = suite.seeds if seeds is None else seeds
+    specs: list[RunSpec] = []
+    for group in suite.groups:
+        agent = group["agent"]
+        if agents and agent not in agents:
+            continue
+        for env in group["envs"]:
+            env_id = env["id"]
+            if envs and env_id not in envs:
+                continue
+            card = get_card(env_id)
+            hp = agent_hyperparams(agent, env_id) | dict(group.get("hyperparams") or {})
+            hp |= dict(env.get("hyperparams") or {})
+            budget = int(steps if steps is not None else env.get("steps", card.budget["total_timesteps"]))
+            for mem in env.get("memory", group["memory"]):
+                cfg = MemoryConfig.from_any(mem).to_dict()
+                if memory and cfg["kind"] not in memory:
+                    continue
+                lengths = list(env.get("bptt") or [None]) if cfg["kind"] in TIME_KINDS else [None]
+                for length in lengths:
+                    if bptt and length not in bptt:
+                        continue
+                    for seed in range(n_seeds):
+                        specs.append(
+                            RunSpec(
+                                env_id=env_id,
+                                env_kwargs=dict(env.get("env_kwargs") or {}),
+                                agent=agent,
+                                memory=cfg,
+                                bptt_length=None if length is None else int(length),
+                                seed=seed,
+                                total_timesteps=budget,
+                                hyperparams=hp,
+                                eval_episodes=suite.eval_episodes,
+                                eval_points=suite.eval_points,
+                                horizon=int(env.get("horizon", card.memory_horizon)),
+                                version=pomdp_bench.__version__,
+                            )
+                        )
+    return specs

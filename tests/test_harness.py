@@ -1,0 +1,291 @@
+"""The harness: suites, store, resume after SIGKILL, failures, leaderboards, report, Ray."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pomdp_bench import leaderboard, run
+from pomdp_bench.cards import get_card
+from pomdp_bench.report import write_reports
+from pomdp_bench.spec import RunResult, RunSpec
+from pomdp_bench.store import ResultStore
+from pomdp_bench.suites import TIME_KINDS, available_suites, expand, load_suite
+from pomdp_bench.training import execute
+
+TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
+
+
+def tiny_suite(tmp_path: Path, name: str = "tiny", seeds: int = 2, steps: int = 64, extra: str = "") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: {name}
+            description: a tiny test suite
+            seeds: {seeds}
+            eval_episodes: 4
+            eval_points: 2
+            groups:
+              - agent: ppo
+                memory: [none, gru]
+                hyperparams: {json.dumps(TINY_PPO)}
+                envs:
+                  - id: CueRecall-v0
+                    env_kwargs: {{delay: 2}}
+                    horizon: 3
+                    bptt: [4, 8]
+                    steps: {steps}
+            """
+        )
+        + extra
+    )
+    return path
+
+
+def test_shipped_suites_parse_and_expand() -> None:
+    assert {"smoke", "memory", "horizon", "parity"} <= set(available_suites())
+    for name in available_suites():
+        specs = expand(load_suite(name))
+        assert specs, name
+        assert len({s.key() for s in specs}) == len(specs), f"{name} has duplicate runs"
+
+
+def test_memory_suite_covers_the_grid() -> None:
+    suite = load_suite("memory")
+    specs = expand(suite)
+    assert suite.seeds >= 5
+    ppo = [s for s in specs if s.agent == "ppo"]
+    assert {s.env_id for s in ppo} == {"MaskedCartPole-v0", "TMaze-v0", "CueRecall-v0", "MaskedPendulum-v0"}
+    assert {s.memory_kind for s in ppo} == {"none", "framestack", "gru", "lstm", "transformer", "mamba"}
+    for env_id in {s.env_id for s in ppo}:
+        lengths = sorted({s.bptt_length for s in ppo if s.env_id == env_id and s.memory_kind in TIME_KINDS})
+        horizon = next(s.horizon for s in ppo if s.env_id == env_id)
+        assert len(lengths) >= 3, env_id
+        assert lengths[0] < horizon + 1 <= lengths[-1], (
+            f"{env_id}: {lengths} should straddle horizon {horizon}"
+        )
+    cells = {(s.env_id, s.agent, s.memory_kind, s.bptt_length) for s in specs}
+    for cell in cells:
+        assert sum((s.env_id, s.agent, s.memory_kind, s.bptt_length) == cell for s in specs) == suite.seeds
+
+
+def test_suite_errors_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown suite 'nope'; available suites"):
+        load_suite("nope")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\nseeds: 1\ngroups:\n  - agent: ppo\n    memory: [gru]\n    envs: [{id: TMaze-v0, bpt: [4]}]\n"
+    )
+    with pytest.raises(ValueError, match=r"unknown keys \['bpt'\]"):
+        load_suite(str(bad))
+
+
+def test_spec_key_is_stable_and_complete() -> None:
+    spec = expand(load_suite("smoke"))[0]
+    assert spec.key() == RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))).key()
+    for change in ({"seed": 7}, {"total_timesteps": 5}, {"hyperparams": {"n_epochs": 3}}, {"version": "9"}):
+        assert RunSpec(**{**spec.to_dict(), **change}).key() != spec.key()
+
+
+def test_store_writes_one_row_per_run_and_replaces_failures(tmp_path: Path) -> None:
+    spec = expand(load_suite(str(tiny_suite(tmp_path))))[0]
+    with ResultStore(tmp_path) as store:
+        store.write(spec, RunResult(status="failed", error="boom"))
+        assert store.status([spec.key()]) == {spec.key(): "failed"}
+        store.write(spec, RunResult(status="ok", final_return=1.0, curve=[(8, 0.5), (16, 1.0)]))
+        assert store.status([spec.key()]) == {spec.key(): "ok"}
+        assert store.curves([spec.key()]) == [(spec.key(), 8, 0.5), (spec.key(), 16, 1.0)]
+    with sqlite3.connect(tmp_path / "results.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    path = tiny_suite(tmp_path, seeds=1, extra="")
+    text = path.read_text().replace("bptt: [4, 8]", "bptt: [4, 5]")  # 5 does not divide the piece length
+    path.write_text(text)
+    assert run.main(["--suite", str(path), "--out", str(tmp_path), "--workers", "1", "--no-report"]) == 0
+    with ResultStore(tmp_path) as store:
+        rows = store.rows()
+    status = {(r["spec"]["memory"]["kind"], r["spec"]["bptt_length"]): r["status"] for r in rows}
+    assert status == {("none", None): "ok", ("gru", 4): "ok", ("gru", 5): "failed"}
+    failed = next(r for r in rows if r["status"] == "failed")
+    assert "bptt_length" in failed["result"]["error"]
+    # Rerunning skips everything; --retry-failed reruns only the failure (and it fails again).
+    assert run.main(["--suite", str(path), "--out", str(tmp_path), "--dry-run"]) == 0
+    assert run.main(["--suite", str(path), "--out", str(tmp_path), "--workers", "1", "--retry-failed"]) == 0
+    with ResultStore(tmp_path) as store:
+        assert len(store.rows()) == 3
+
+
+def test_execute_turns_nan_into_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = RunSpec("CueRecall-v0", {"delay": 2}, "ppo", {"kind": "none"}, None, 0, 32, TINY_PPO, 4, 1, 3, "0")
+    from pomdp_bench.agents.ppo import PPO
+
+    monkeypatch.setattr(PPO, "evaluate", lambda self, n, **kw: np.full(n, np.nan))
+    result = execute(spec)
+    assert result.status == "failed" and "final evaluation return is nan" in result.error
+
+
+def _finished(store_path: Path) -> int:
+    try:
+        with sqlite3.connect(store_path, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_mid_sweep_then_resume(tmp_path: Path) -> None:
+    path = tiny_suite(tmp_path, seeds=3, steps=1536)  # 9 runs of a second or two each
+    cmd = [
+        sys.executable,
+        "-m",
+        "pomdp_bench.run",
+        "--suite",
+        str(path),
+        "--out",
+        str(tmp_path),
+        "--workers",
+        "1",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while _finished(tmp_path / "results.sqlite") < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    time.sleep(0.5)  # let the next run get under way
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with ResultStore(tmp_path) as store:
+        before = {r["key"]: r["created_at"] for r in store.rows()}
+    assert 2 <= len(before) < 9
+    subprocess.run([*cmd, "--no-report"], check=True, capture_output=True)
+    with ResultStore(tmp_path) as store:
+        rows = store.rows()
+    keys = [r["key"] for r in rows]
+    assert len(keys) == len(set(keys)) == 9
+    assert {s.key() for s in expand(load_suite(str(path)))} == set(keys)
+    after = {r["key"]: r["created_at"] for r in rows}
+    assert all(after[k] == v for k, v in before.items()), "finished runs were run again"
+
+
+def _synthetic_runs(returns: dict[tuple[str, int | None], list[float]], env_id: str) -> pd.DataFrame:
+    rows = []
+    for (kind, bptt), values in returns.items():
+        for seed, value in enumerate(values):
+            spec = RunSpec(env_id, {}, "ppo", {"kind": kind}, bptt, seed, 100, {}, 4, 1, 10, "0.1.0")
+            result = RunResult(status="ok", final_return=value, steps_per_second=1000.0, wall_seconds=1.0)
+            rows.append(
+                {
+                    "key": spec.key(),
+                    "spec": spec.to_dict(),
+                    "status": "ok",
+                    "result": result.to_dict(),
+                    "git_commit": "abc",
+                    "machine": "test",
+                    "created_at": "2026-01-01T00:00:00+00:00",
+                }
+            )
+    return leaderboard.runs_frame(rows, "synthetic")
+
+
+def test_cell_statistics_and_ceilings() -> None:
+    runs = _synthetic_runs(
+        {
+            ("none", None): [0.5, 0.45, 0.55, 0.5, 0.5],
+            ("gru", 4): [0.5, 0.6, 0.4, 0.5, 0.5],
+            ("gru", 16): [1.0, 0.95, 1.0, 0.9, 1.0],
+        },
+        "TMaze-v0",
+    )
+    cells = leaderboard.cells_frame(runs).set_index(["memory", "bptt_length"])
+    long = cells.loc[("gru", 16)]
+    assert long["n_seeds"] == 5 and long["return_mean"] == pytest.approx(0.97)
+    assert long["return_ci_low"] <= long["return_mean"] <= long["return_ci_high"]
+    assert long["ff_ceiling"] == 0.5 and long["ff_ceiling_source"] == "analytic"
+    assert long["normalized_score"] == pytest.approx((0.97 - 0.5) / 0.5)
+    assert bool(long["beats_ceiling"]) and bool(long["learned"])
+    assert not bool(cells.loc[("gru", 4)]["beats_ceiling"])
+    assert long["bptt_policy"] == "covers" and cells.loc[("gru", 4)]["bptt_policy"] == "short"
+    for _, cell in cells.iterrows():
+        assert bool(cell["beats_ceiling"]) == bool(cell["return_ci_low"] > cell["ff_ceiling"])
+
+
+def test_empirical_ceiling_is_the_best_memoryless_cell() -> None:
+    runs = _synthetic_runs(
+        {("none", None): [50.0, 40.0, 45.0, 55.0, 60.0], ("gru", 8): [480.0, 500, 490, 470, 500]},
+        "MaskedCartPole-v0",
+    )
+    cells = leaderboard.cells_frame(runs)
+    assert set(cells["ff_ceiling_source"]) == {"empirical"}
+    assert set(cells["ff_ceiling"]) == {50.0}
+    assert cells["optimal_return"].iloc[0] == get_card("MaskedCartPole-v0").optimal_return
+
+
+def test_interval_uses_the_bootstrap_and_handles_degenerate_cells() -> None:
+    low, high = leaderboard.interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert 1.0 < low < 3.0 < high < 5.0
+    assert leaderboard.interval(np.array([500.0] * 5)) == (500.0, 500.0)
+    assert all(math.isnan(v) for v in leaderboard.interval(np.array([])))
+
+
+def test_sweep_writes_leaderboards_and_report_regenerates_them(tmp_path: Path) -> None:
+    path = tiny_suite(tmp_path, seeds=2)
+    out = tmp_path / "lb"
+    assert (
+        run.main(["--suite", str(path), "--out", str(tmp_path), "--workers", "2", "--leaderboards", str(out)])
+        == 0
+    )
+    cells = pd.read_csv(out / "tiny.csv")
+    assert list(cells.columns) == list(leaderboard.CELL_COLUMNS)
+    assert len(cells) == 3 and set(cells["n_seeds"]) == {2}
+    assert list(pd.read_csv(out / "tiny_runs.csv").columns) == list(leaderboard.RUN_COLUMNS)
+    assert (out / "tiny_heatmap_CueRecall-v0_delay2_ppo.png").stat().st_size > 1000
+    assert (out / "tiny_curves_CueRecall-v0_delay2_ppo.svg").is_file()
+    readme = (out / "README.md").read_text()
+    assert "python -m pomdp_bench.run --suite" in readme and "| `return_ci_low` | float |" in readme
+    regen = tmp_path / "regen"
+    write_reports(tmp_path, regen)
+    pd.testing.assert_frame_equal(pd.read_csv(regen / "tiny.csv"), cells)
+
+
+def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "memory" in listed and "TMaze-v0" in listed and "mamba" in listed
+    assert run.main(["--suite", "memory", "--dry-run", "--out", str(tmp_path)]) == 0
+    assert "estimated time" in capsys.readouterr().out
+    for argv, message in (
+        (["--suite", "nope"], "unknown suite"),
+        (["--envs", "Nope-v0"], "unknown env ids"),
+        (["--workers", "0"], "--workers must be >= 1"),
+        (["--memory", "gru", "--envs", "TMaze-v0", "--agents", "sb3_ppo"], "no run"),
+    ):
+        with pytest.raises(SystemExit):
+            run.main([*argv, "--out", str(tmp_path), "--dry-run"])
+        assert message in capsys.readouterr().err
+
+
+def test_ray_backend_runs_the_smoke_suite(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        assert run.main(["--suite", "smoke", "--backend", "ray", "--out", str(tmp_path), "--no-report"]) == 0
+    finally:
+        ray.shutdown()
+    with ResultStore(tmp_path) as store:
+        rows = store.rows("smoke")
+    assert len(rows) == len(expand(load_suite("smoke")))
+    assert all(r["status"] == "ok" for r in rows)
