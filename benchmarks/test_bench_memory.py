@@ -1,0 +1,110 @@
+"""Speed of the memory kinds (pytest-benchmark, not part of the default test run).
+
+    pytest benchmarks/test_bench_memory.py --benchmark-only
+
+Groups:
+
+* ``train T,B,H``: one forward + backward of every kind over a ``[T, B, H]`` batch
+  (input width ``H``, no episode starts), as a PPO or SAC update runs it.
+* ``act B=8``: one acting step (``T = 1``, no gradient) of every kind.
+* ``rnn resets T,B,H``: gru and lstm forward + backward with about 5% episode starts,
+  against the same fused ``nn.GRU`` / ``nn.LSTM`` over the whole sequence without
+  resets; the target is at most 2x.
+* ``mamba scan``: the selective scan's chunked parallel form against its own
+  one-step-at-a-time loop, forward + backward at T=512, B=8, E=128, N=16.
+
+Everything runs on one thread, as the sweep's workers do.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pomdp_bench.memory import MEMORY_KINDS, build_memory
+from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
+
+torch.set_num_threads(1)
+
+SHAPES = [(32, 8, 64), (128, 16, 64), (512, 8, 64)]
+
+
+def _batch(steps: int, batch: int, width: int, start_prob: float = 0.0):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(steps, batch, width, generator=gen, requires_grad=True)
+    starts = torch.rand(steps, batch, generator=gen) < start_prob
+    return x, starts
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "T{},B{},H{}".format(*s))
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_train_forward_backward(benchmark, kind, shape):
+    steps, batch, hidden = shape
+    benchmark.group = "train T={},B={},H={}".format(*shape)
+    torch.manual_seed(0)
+    memory = build_memory({"kind": kind, "hidden_size": hidden}, input_size=hidden)
+    x, starts = _batch(steps, batch, hidden)
+    state = memory.initial_state(batch)
+
+    def update() -> None:
+        y, _ = memory(x, state, starts)
+        y.square().mean().backward()
+
+    benchmark(update)
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_act_one_step(benchmark, kind):
+    benchmark.group = "act B=8"
+    torch.manual_seed(0)
+    memory = build_memory({"kind": kind, "hidden_size": 64}, input_size=64)
+    x, starts = _batch(1, 8, 64)
+    with torch.no_grad():  # act from a mid-episode state
+        state = memory(torch.randn(5, 8, 64), memory.initial_state(8), torch.zeros(5, 8))[1]
+
+    @torch.no_grad()
+    def act() -> None:
+        memory(x, state, starts)
+
+    benchmark(act)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "T{},B{},H{}".format(*s))
+@pytest.mark.parametrize("variant", ["nn whole sequence, no resets", "memory, 5% starts"])
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_rnn_resets_against_whole_sequence(benchmark, kind, variant, shape):
+    steps, batch, hidden = shape
+    benchmark.group = "rnn resets T={},B={},H={}".format(*shape)
+    torch.manual_seed(0)
+    memory = build_memory({"kind": kind, "hidden_size": hidden}, input_size=hidden)
+    x, starts = _batch(steps, batch, hidden, start_prob=0.05)
+    state = memory.initial_state(batch)
+
+    def whole() -> None:
+        memory.rnn(x)[0].square().mean().backward()
+
+    def with_resets() -> None:
+        memory(x, state, starts)[0].square().mean().backward()
+
+    benchmark.extra_info["starts"] = int(starts[1:].sum())
+    benchmark(whole if variant.startswith("nn") else with_resets)
+
+
+@pytest.mark.parametrize("scan", [selective_scan, selective_scan_sequential], ids=["parallel", "sequential"])
+def test_mamba_scan_parallel_against_sequential(benchmark, scan):
+    benchmark.group = "mamba scan T=512,B=8,E=128,N=16"
+    steps, batch, inner, state = 512, 8, 128, 16
+    gen = torch.Generator().manual_seed(0)
+    delta = (0.1 * torch.rand(steps, batch, inner, generator=gen)).requires_grad_()
+    a = (-torch.rand(inner, state, generator=gen) - 0.5).requires_grad_()
+    b = torch.randn(steps, batch, state, generator=gen, requires_grad=True)
+    c = torch.randn(steps, batch, state, generator=gen, requires_grad=True)
+    u = torch.randn(steps, batch, inner, generator=gen, requires_grad=True)
+    keep = (torch.rand(steps, batch, generator=gen) > 0.05).float()
+    h0 = torch.zeros(batch, state, inner, requires_grad=True)
+
+    def run() -> None:
+        y, h = scan(delta, a, b, c, u, keep, h0)
+        (y.square().mean() + h.sum()).backward()
+
+    benchmark.pedantic(run, rounds=5, warmup_rounds=1)

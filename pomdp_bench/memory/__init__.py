@@ -1,0 +1,18 @@
+"""Memory blocks behind one contract: none, framestack, gru, lstm, transformer, mamba.
+
+::
+
+    from pomdp_bench.memory import build_memory
+
+    memory = build_memory({"kind": "gru", "hidden_size": 64}, input_size=D)
+    state = memory.initial_state(batch_size)             # zeros: a fresh episode
+    y, state = memory(x, state, episode_starts)          # [T, B, D] -> [T, B, H]
+
+See :class:`Memory` for the contract and :class:`MemoryConfig` for the settings.
+"""
+
+from pomdp_bench.memory.base import Memory, State
+from pomdp_bench.memory.build import build_memory
+from pomdp_bench.memory.config import MEMORY_KINDS, MemoryConfig
+
+__all__ = ["MEMORY_KINDS", "Memory", "MemoryConfig", "State", "build_memory"]

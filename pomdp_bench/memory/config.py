@@ -1,0 +1,128 @@
+"""``MemoryConfig``: which memory block an agent uses, and its checked settings.
+
+A config is built from a ``MemoryConfig``, a plain dict with the same keys, a
+kind name, or ``None`` (the feedforward baseline); see :meth:`MemoryConfig.from_any`.
+Every setting is checked when the config is made, so a bad one fails at agent
+construction rather than mid-training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pomdp_bench.validation import check_bool, check_choice, check_int
+
+MEMORY_KINDS: tuple[str, ...] = ("none", "framestack", "gru", "lstm", "transformer", "mamba")
+
+# The initialisations each kind understands; None is always torch's defaults.
+INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
+    "none": (None,),
+    "framestack": (None,),
+    "gru": (None, "orthogonal"),
+    "lstm": (None, "orthogonal"),
+    "transformer": (None, "gpt2"),
+    "mamba": (None, "mamba"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryConfig:
+    """Settings of a memory block.
+
+    Args:
+        kind: one of :data:`MEMORY_KINDS`.
+        hidden_size: width ``H`` of the memory's output (gru, lstm, transformer, mamba).
+        num_layers: stacked layers (gru, lstm, transformer, mamba).
+        gradient_checkpoint: recompute activations in the backward pass, trading time
+            for memory on long sequences (no effect for none and framestack, which
+            hold no parameters).
+        window: framestack: how many inputs are concatenated; transformer: a step
+            attends to itself and the ``window - 1`` steps before it in its episode.
+        num_heads: transformer attention heads; must divide ``hidden_size``.
+        d_state: mamba state size ``N`` per channel.
+        d_conv: mamba causal depthwise convolution width.
+        expand: mamba inner width is ``expand * hidden_size``.
+        init: None for torch's defaults; "orthogonal" (gru, lstm): weights orthogonal,
+            biases zero; "gpt2" (transformer): every linear kernel drawn from
+            N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
+            [0.001, 0.1].
+
+    Raises:
+        TypeError: a setting has the wrong type.
+        ValueError: an unknown kind or init, a value out of range, or an impossible
+            combination (a ``hidden_size`` that ``num_heads`` does not divide, an
+            init the kind does not understand).
+    """
+
+    kind: str
+    hidden_size: int = 64
+    num_layers: int = 1
+    gradient_checkpoint: bool = False
+    window: int = 32
+    num_heads: int = 4
+    d_state: int = 16
+    d_conv: int = 4
+    expand: int = 2
+    init: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, str):
+            raise TypeError(f"kind must be a str, got {self.kind!r} of type {type(self.kind).__name__}")
+        check_choice("kind", self.kind, MEMORY_KINDS)
+        for name in ("hidden_size", "num_layers", "window", "num_heads", "d_state", "d_conv", "expand"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_bool("gradient_checkpoint", self.gradient_checkpoint)
+        if self.init is not None and not isinstance(self.init, str):
+            raise TypeError(
+                f"init must be None or a str, got {self.init!r} of type {type(self.init).__name__}"
+            )
+        all_inits = sorted({i for inits in INITS_BY_KIND.values() for i in inits if i is not None})
+        if self.init is not None and self.init not in all_inits:
+            raise ValueError(f"init must be None or one of {all_inits}, got {self.init!r}")
+        if self.init not in INITS_BY_KIND[self.kind]:
+            raise ValueError(
+                f"init={self.init!r} does not apply to kind={self.kind!r}; "
+                f"valid for {self.kind!r}: {list(INITS_BY_KIND[self.kind])}"
+            )
+        if self.kind == "transformer" and self.hidden_size % self.num_heads:
+            divisors = [h for h in range(1, self.hidden_size + 1) if self.hidden_size % h == 0]
+            raise ValueError(
+                f"transformer: num_heads={self.num_heads} must divide hidden_size={self.hidden_size}; "
+                f"valid num_heads: {divisors}"
+            )
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The valid keys of a config dict."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_any(cls, value: MemoryConfig | Mapping[str, Any] | str | None) -> MemoryConfig:
+        """Make a config from a config, a dict with the same keys, a kind name, or None.
+
+        ``None`` means ``kind="none"``. A dict must name its ``kind``.
+        """
+        if value is None:
+            return cls("none")
+        if isinstance(value, MemoryConfig):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        if isinstance(value, Mapping):
+            valid = cls.field_names()
+            unknown = sorted(str(k) for k in value if k not in valid)
+            if unknown:
+                raise ValueError(f"unknown memory setting(s) {unknown}; valid keys: {list(valid)}")
+            if "kind" not in value:
+                raise ValueError(f"a memory config dict needs a 'kind', one of {list(MEMORY_KINDS)}")
+            return cls(**value)
+        raise TypeError(
+            "memory must be None, a kind name, a dict or a MemoryConfig, "
+            f"got {value!r} of type {type(value).__name__}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as a plain dict (``MemoryConfig.from_any`` takes it back)."""
+        return dataclasses.asdict(self)

@@ -1,0 +1,35 @@
+"""``framestack``: the last ``window`` inputs side by side, the cheap-memory baseline
+that POPGym ships."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from pomdp_bench.memory.base import Memory, State, StateSpec
+from pomdp_bench.memory.config import MemoryConfig
+from pomdp_bench.memory.episodes import history_windows
+
+
+class FrameStackMemory(Memory):
+    """Concatenates the last ``window`` inputs: ``[T, B, D] -> [T, B, window * D]``.
+
+    The oldest input comes first and the current one last; inputs from before the
+    episode start are zeros. It has no parameters, so nothing trains through time.
+
+    State: ``(history [B, window - 1, D],)``, the inputs before the next step, oldest
+    first, zero where they precede the episode start.
+    """
+
+    kind = "framestack"
+    trains_through_time = False
+
+    def __init__(self, config: MemoryConfig, input_size: int) -> None:
+        super().__init__(config, input_size, output_size=config.window * input_size)
+        self.window = config.window
+
+    def state_spec(self) -> tuple[StateSpec, ...]:
+        return (((self.window - 1, self.input_size), True),)
+
+    def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
+        windows, history = history_windows(x, state[0], starts)  # [T, B, window, D]
+        return windows.flatten(2), (history,)

@@ -1,0 +1,414 @@
+"""The memory contract, tested for every kind: pomdp_bench.memory."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory
+from pomdp_bench.memory.episodes import positions_in_episode
+from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
+
+torch.set_num_threads(1)
+
+# Small settings so every test runs in well under a second per kind.
+SMALL: dict[str, dict] = {
+    "none": {"kind": "none"},
+    "framestack": {"kind": "framestack", "window": 5},
+    "gru": {"kind": "gru", "hidden_size": 12, "num_layers": 2},
+    "lstm": {"kind": "lstm", "hidden_size": 12, "num_layers": 2},
+    "transformer": {"kind": "transformer", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "window": 6},
+    "mamba": {"kind": "mamba", "hidden_size": 12, "num_layers": 2, "d_state": 4, "d_conv": 3},
+}
+WITH_PARAMS = ("gru", "lstm", "transformer", "mamba")
+D = 5
+
+
+def make(kind: str, seed: int = 0, **overrides) -> Memory:
+    torch.manual_seed(seed)
+    return build_memory({**SMALL[kind], **overrides}, input_size=D)
+
+
+def random_starts(steps: int, batch: int, prob: float, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand(steps, batch, generator=gen) < prob
+
+
+def lived_in_state(memory: Memory, batch: int, seed: int) -> tuple[torch.Tensor, ...]:
+    """A mid-episode state: the memory after a few steps of random inputs."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(7, batch, D, generator=gen)
+    with torch.no_grad():
+        _, state = memory(x, memory.initial_state(batch), torch.zeros(7, batch, dtype=torch.bool))
+    return state
+
+
+def assert_states_close(a, b, atol: float = 1e-5) -> None:
+    assert len(a) == len(b)
+    for s, t in zip(a, b, strict=True):
+        if s.is_floating_point():
+            torch.testing.assert_close(s, t, atol=atol, rtol=0)
+        else:
+            assert torch.equal(s, t)
+
+
+# ----------------------------------------------------------------------------- configuration
+def test_config_from_any_accepts_none_str_dict_and_config():
+    assert MemoryConfig.from_any(None) == MemoryConfig("none")
+    assert MemoryConfig.from_any("gru") == MemoryConfig("gru")
+    cfg = MemoryConfig.from_any({"kind": "lstm", "hidden_size": 32})
+    assert (cfg.kind, cfg.hidden_size, cfg.num_layers) == ("lstm", 32, 1)
+    assert MemoryConfig.from_any(cfg) is cfg
+    assert MemoryConfig.from_any(cfg.to_dict()) == cfg
+    assert MEMORY_KINDS == ("none", "framestack", "gru", "lstm", "transformer", "mamba")
+
+
+@pytest.mark.parametrize(
+    ("value", "match"),
+    [
+        ("rnn", "kind must be one of"),
+        ({"kind": "gru", "hidden": 3}, r"unknown memory setting\(s\) \['hidden'\]; valid keys"),
+        ({"hidden_size": 3}, "needs a 'kind'"),
+        ({"kind": "transformer", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
+        ({"kind": "gru", "init": "gpt2"}, r"valid for 'gru': \[None, 'orthogonal'\]"),
+        ({"kind": "mamba", "init": "xavier"}, "init must be None or one of"),
+        ({"kind": "gru", "hidden_size": 0}, "hidden_size must be >= 1"),
+        ({"kind": "framestack", "window": 0}, "window must be >= 1"),
+    ],
+)
+def test_config_refuses_bad_values_naming_what_is_valid(value, match):
+    with pytest.raises(ValueError, match=match):
+        MemoryConfig.from_any(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"kind": "gru", "hidden_size": "64"},
+        {"kind": "gru", "hidden_size": 64.0},
+        {"kind": "gru", "gradient_checkpoint": 1},
+        {"kind": "gru", "init": 3},
+        {"kind": 3},
+        3.5,
+    ],
+)
+def test_config_refuses_wrong_types(value):
+    with pytest.raises(TypeError):
+        MemoryConfig.from_any(value)
+
+
+def test_build_memory_checks_input_size():
+    with pytest.raises(ValueError, match="input_size must be >= 1"):
+        build_memory("gru", input_size=0)
+    with pytest.raises(TypeError):
+        build_memory("gru", input_size=2.0)
+
+
+# ---------------------------------------------------------------------------------- contract
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_shapes_sizes_and_batch_first_state(kind):
+    memory = make(kind)
+    expected_out = {"none": D, "framestack": 5 * D}.get(kind, 12)
+    assert (memory.kind, memory.input_size, memory.output_size) == (kind, D, expected_out)
+    assert memory.trains_through_time == (kind in WITH_PARAMS)
+    state = memory.initial_state(4)
+    assert isinstance(state, tuple)
+    assert (state == ()) == (kind == "none")
+    assert all(s.shape[0] == 4 and not s.any() for s in state)
+    y, new_state = memory(torch.randn(6, 4, D), state, torch.zeros(6, 4))  # 0/1 floats work too
+    assert y.shape == (6, 4, expected_out)
+    assert [s.shape for s in new_state] == [s.shape for s in state]
+    # Buffers index and concatenate states without knowing the kind.
+    idx = torch.tensor([2, 0])
+    picked = tuple(s[idx] for s in new_state)
+    joined = tuple(torch.cat([p, p]) for p in picked)
+    y2, _ = memory(torch.randn(1, 4, D), joined, torch.zeros(1, 4, dtype=torch.bool))
+    assert y2.shape == (1, 4, expected_out)
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_forward_refuses_mismatched_shapes(kind):
+    memory = make(kind)
+    state = memory.initial_state(3)
+    starts = torch.zeros(4, 3, dtype=torch.bool)
+    with pytest.raises(ValueError, match=r"x must be \[T, B, 5\]"):
+        memory(torch.randn(4, 3, D + 1), state, starts)
+    with pytest.raises(ValueError, match="episode_starts must be"):
+        memory(torch.randn(4, 3, D), state, starts[:, :2])
+    if state:
+        with pytest.raises(ValueError, match="state"):
+            memory(torch.randn(4, 3, D), state[:-1], starts)
+        with pytest.raises(ValueError, match=r"state\[0\] must be"):
+            memory(torch.randn(4, 3, D), tuple(s[:2] for s in state), starts)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_step_equals_sequence_with_episode_starts(kind, seed):
+    """Stepping one step at a time, running in uneven pieces and running the whole
+    sequence agree, outputs and final state, with starts inside the sequence."""
+    memory = make(kind, seed)
+    steps, batch = 23, 4
+    x = torch.randn(steps, batch, D, generator=torch.Generator().manual_seed(seed))
+    starts = random_starts(steps, batch, 0.15, seed)
+    starts[5, 1] = True
+    starts[0, 2] = True  # a start at step 0 discards the incoming state
+    state0 = lived_in_state(memory, batch, seed + 10)
+    with torch.no_grad():
+        y_all, state_all = memory(x, state0, starts)
+        state, ys = state0, []
+        for t in range(steps):
+            y, state = memory(x[t : t + 1], state, starts[t : t + 1])
+            ys.append(y)
+        torch.testing.assert_close(torch.cat(ys), y_all, atol=1e-5, rtol=0)
+        assert_states_close(state, state_all)
+        state, ys = state0, []
+        for a, b in [(0, 9), (9, 10), (10, 23)]:  # pieces start mid-episode from the carried state
+            y, state = memory(x[a:b], state, starts[a:b])
+            ys.append(y)
+        torch.testing.assert_close(torch.cat(ys), y_all, atol=1e-5, rtol=0)
+        assert_states_close(state, state_all)
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_reset_isolation(kind):
+    """Changing anything before an episode start changes nothing at or after it."""
+    memory = make(kind)
+    steps, batch, start = 20, 3, 11
+    x = torch.randn(steps, batch, D)
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[start, 1] = True
+    starts[0, 2] = True
+    state = lived_in_state(memory, batch, 3)
+    with torch.no_grad():
+        y, final = memory(x, state, starts)
+        x2 = x.clone()
+        x2[:start, 1] += 10 * torch.randn(start, D)  # copy 1, before its start
+        state2 = tuple(s.clone() for s in state)
+        for s in state2:  # copies 1 and 2: the incoming state
+            s[1:] = s[1:] + 3 if not s.is_floating_point() else s[1:] + torch.randn_like(s[1:])
+        y2, final2 = memory(x2, state2, starts)
+    torch.testing.assert_close(y2[start:, 1], y[start:, 1], atol=1e-6, rtol=0)
+    torch.testing.assert_close(y2[:, 2], y[:, 2], atol=1e-6, rtol=0)
+    torch.testing.assert_close(y2[:, 0], y[:, 0], atol=0, rtol=0)
+    assert_states_close(final2, final, atol=1e-6)
+    if kind != "none":
+        assert not torch.allclose(y2[:start, 1], y[:start, 1])  # the perturbation did reach it
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_zero_state_is_a_fresh_episode(kind):
+    memory = make(kind)
+    x = torch.randn(9, 3, D)
+    starts = random_starts(9, 3, 0.2, 4)
+    with torch.no_grad():
+        y_zero, s_zero = memory(x, memory.initial_state(3), starts)
+        starts[0] = True
+        y_start, s_start = memory(x, lived_in_state(memory, 3, 5), starts)
+    torch.testing.assert_close(y_zero, y_start, atol=1e-6, rtol=0)
+    assert_states_close(s_zero, s_start, atol=1e-6)
+
+
+def test_framestack_concatenates_the_window_with_zero_padding():
+    memory = build_memory({"kind": "framestack", "window": 3}, input_size=1)
+    x = torch.arange(1.0, 7.0).view(6, 1, 1)  # inputs 1..6
+    starts = torch.tensor([True, False, False, True, False, False]).view(6, 1)
+    y, (history,) = memory(x, memory.initial_state(1), starts)
+    expected = [[0, 0, 1], [0, 1, 2], [1, 2, 3], [0, 0, 4], [0, 4, 5], [4, 5, 6]]
+    assert y[:, 0].tolist() == expected
+    assert history[0, :, 0].tolist() == [5, 6]
+
+
+def test_transformer_counts_positions_within_the_episode():
+    memory = make("transformer")
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    starts[2, 0] = True
+    state = memory.initial_state(2)
+    state = (*state[:2], torch.tensor([0, 40]))  # copy 1 is 40 steps into its episode
+    _, (_, _, position) = memory(torch.zeros(6, 2, D), state, starts)
+    assert position.tolist() == [4, 46]
+    assert positions_in_episode(starts, torch.tensor([0, 40]))[:, 0].tolist() == [0, 1, 0, 1, 2, 3]
+
+
+def test_lstm_holds_a_plain_nn_lstm_that_takes_foreign_weights():
+    memory = build_memory({"kind": "lstm", "hidden_size": 8, "num_layers": 2}, input_size=3)
+    assert type(memory.rnn) is nn.LSTM
+    other = nn.LSTM(3, 8, num_layers=2)  # what sb3-contrib holds
+    memory.rnn.load_state_dict(other.state_dict())
+    x = torch.randn(5, 2, 3)
+    y, (h, c) = memory(x, memory.initial_state(2), torch.zeros(5, 2, dtype=torch.bool))
+    y_ref, (h_ref, c_ref) = other(x)
+    torch.testing.assert_close(y, y_ref)
+    torch.testing.assert_close(h, h_ref.transpose(0, 1))
+    torch.testing.assert_close(c, c_ref.transpose(0, 1))
+
+
+# ------------------------------------------------------------------- seeding, init, gradients
+@pytest.mark.parametrize(
+    ("kind", "init"),
+    [
+        ("gru", None),
+        ("gru", "orthogonal"),
+        ("lstm", "orthogonal"),
+        ("transformer", None),
+        ("transformer", "gpt2"),
+        ("mamba", None),
+        ("mamba", "mamba"),
+    ],
+)
+def test_same_seed_gives_bit_identical_parameters(kind, init):
+    a, b, c = make(kind, 7, init=init), make(kind, 7, init=init), make(kind, 8, init=init)
+    pa, pb, pc = a.state_dict(), b.state_dict(), c.state_dict()
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    assert not all(torch.equal(pa[k], pc[k]) for k in pa)
+
+
+def test_inits_do_what_they_say():
+    rnn = make("lstm", init="orthogonal").rnn
+    for name, p in rnn.named_parameters():
+        if name.startswith("bias"):
+            assert not p.any()
+        else:  # [4H, in] with 4H >= in: orthonormal columns
+            torch.testing.assert_close(p.t() @ p, torch.eye(p.shape[1]), atol=1e-5, rtol=0)
+    transformer = build_memory({"kind": "transformer", "hidden_size": 64, "init": "gpt2"}, input_size=D)
+    kernels = torch.cat([m.weight.flatten() for m in transformer.modules() if isinstance(m, nn.Linear)])
+    assert abs(kernels.std().item() - 0.02) < 0.001
+    assert not any(m.bias.any() for m in transformer.modules() if isinstance(m, nn.Linear))
+    mamba = build_memory({"kind": "mamba", "hidden_size": 64, "init": "mamba"}, input_size=D)
+    dt = F.softplus(mamba.mixers[0].dt_proj.bias)
+    assert dt.min().item() >= 1e-3 * 0.999 and dt.max().item() <= 1e-1 * 1.001
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_every_parameter_gets_a_finite_gradient_over_1024_steps(kind):
+    memory = make(kind)
+    steps, batch = 1024, 2
+    x = torch.randn(steps, batch, D, requires_grad=True)
+    starts = random_starts(steps, batch, 0.01, 6)
+    y, state = memory(x, memory.initial_state(batch), starts)
+    assert torch.isfinite(y).all()
+    loss = y.square().mean() + sum(s.float().square().mean() for s in state if s.is_floating_point())
+    loss.backward()
+    assert torch.isfinite(x.grad).all() and x.grad.abs().sum() > 0
+    for name, p in memory.named_parameters():
+        assert p.grad is not None, name
+        assert torch.isfinite(p.grad).all(), name
+        assert p.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("kind", WITH_PARAMS)
+def test_gradient_checkpoint_gives_the_same_gradients(kind):
+    x = torch.randn(17, 3, D)
+    starts = random_starts(17, 3, 0.15, 2)
+    grads = []
+    for checkpointing in (False, True):
+        memory = make(kind, 3, gradient_checkpoint=checkpointing)
+        state = tuple(
+            s.requires_grad_() if s.is_floating_point() else s for s in lived_in_state(memory, 3, 1)
+        )
+        y, final = memory(x, state, starts)
+        loss = y.square().sum() + sum(s.square().sum() for s in final if s.is_floating_point())
+        params = [p for _, p in sorted(memory.named_parameters())]
+        inputs = params + [s for s in state if s.is_floating_point()]
+        grads.append(torch.autograd.grad(loss, inputs))
+    for g, h in zip(*grads, strict=True):
+        torch.testing.assert_close(g, h, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", WITH_PARAMS)
+def test_gradient_checkpoint_keeps_fewer_activations(kind):
+    """With checkpointing the forward pass saves far less for the backward pass."""
+    x = torch.randn(64, 4, D)
+    starts = random_starts(64, 4, 0.05, 2)
+    saved = []
+    for checkpointing in (False, True):
+        memory = make(kind, gradient_checkpoint=checkpointing)
+        count = [0]
+
+        def pack(t, count=count):
+            count[0] += t.numel()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y, _ = memory(x, memory.initial_state(4), starts)
+        y.sum().backward()
+        saved.append(count[0])
+    assert saved[1] < saved[0] / 2, saved
+
+
+# ------------------------------------------------------------------------------------- scan
+@pytest.mark.parametrize("steps", [1, 2, 3, 10, 17])
+def test_selective_scan_matches_the_loop_and_its_gradient_is_exact(steps):
+    gen = torch.Generator().manual_seed(steps)
+    batch, inner, state = 2, 3, 2
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    delta = (rand(steps, batch, inner).abs() + 0.1).requires_grad_()
+    a = (-rand(inner, state).abs() - 0.5).requires_grad_()
+    b, c, u = (rand(steps, batch, n).requires_grad_() for n in (state, state, inner))
+    keep = torch.ones(steps, batch, dtype=torch.float64)
+    keep[steps // 2, 0] = 0  # an episode start
+    h0 = rand(batch, state, inner).requires_grad_()
+    args = (delta, a, b, c, u, keep, h0)
+    for got, want in zip(selective_scan(*args), selective_scan_sequential(*args), strict=True):
+        torch.testing.assert_close(got, want)
+    assert torch.autograd.gradcheck(selective_scan, args)
+
+
+# ----------------------------------------------------------------------------- memory proof
+PROOF_SYMBOLS, PROOF_LAG, PROOF_PERIOD = 4, 8, 12
+# Per kind: settings and Adam steps that learn the task in a few seconds on one thread.
+PROOF: dict[str, tuple[dict, int]] = {
+    "none": ({"kind": "none"}, 60),
+    "framestack": ({"kind": "framestack", "window": 12}, 60),
+    "gru": ({"kind": "gru", "hidden_size": 32}, 120),
+    "lstm": ({"kind": "lstm", "hidden_size": 16}, 150),
+    "transformer": ({"kind": "transformer", "hidden_size": 16, "num_heads": 2, "window": 12}, 100),
+    "mamba": ({"kind": "mamba", "hidden_size": 16, "d_state": 4}, 120),
+}
+
+
+def cue_batch(gen: torch.Generator, steps: int = 48, batch: int = 32):
+    """Episodes start at random; every 12th step of an episode shows one of 4 cues
+    (one-hot, plus a flag), other steps are blank. Eight steps after each cue the
+    target is that cue: the model must remember it across the blank steps."""
+    starts = torch.rand(steps, batch, generator=gen) < 1 / 30
+    starts[0] = True
+    position = positions_in_episode(starts, 0)
+    shown = (position % PROOF_PERIOD == 0).float().unsqueeze(-1)
+    cues = torch.randint(PROOF_SYMBOLS, (steps, batch), generator=gen)
+    x = torch.cat([F.one_hot(cues, PROOF_SYMBOLS).float() * shown, shown], dim=-1)
+    asked = position % PROOF_PERIOD == PROOF_LAG
+    return x, starts, cues.roll(PROOF_LAG, dims=0), asked
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_memory_proof_recall_the_cue_from_eight_steps_before(kind):
+    settings, updates = PROOF[kind]
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    memory = build_memory(settings, input_size=PROOF_SYMBOLS + 1)
+    head = nn.Linear(memory.output_size, PROOF_SYMBOLS)
+    optimizer = torch.optim.Adam([*memory.parameters(), *head.parameters()], lr=1e-2)
+    for _ in range(updates):
+        x, starts, target, asked = cue_batch(gen)
+        y, _ = memory(x, memory.initial_state(x.shape[1]), starts)
+        loss = F.cross_entropy(head(y)[asked], target[asked])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    x, starts, target, asked = cue_batch(torch.Generator().manual_seed(99), batch=256)
+    with torch.no_grad():
+        y, _ = memory(x, memory.initial_state(x.shape[1]), starts)
+        accuracy = (head(y).argmax(-1)[asked] == target[asked]).float().mean().item()
+    if kind == "none":
+        chance = 1 / PROOF_SYMBOLS
+        assert abs(accuracy - chance) < 4 * math.sqrt(chance * (1 - chance) / asked.sum().item()) + 0.02
+    else:
+        assert accuracy > 0.95
