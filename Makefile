@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 EXTRAS ?= dev,sb3,ray
 BIN := $(VENV)/bin
 
-.PHONY: setup run demo test bench lint clean
+.PHONY: setup run smoke demo test bench lint clean
 
 setup: $(VENV)/.installed
 
@@ -23,10 +23,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
+# The main job: the memory suite (about an hour on 2 cores; resumable: rerun to continue).
 run: setup
-	$(BIN)/python -m pomdp_bench.demo
+	$(BIN)/python -m pomdp_bench.run --suite memory
 
-demo: run
+smoke: setup
+	$(BIN)/python -m pomdp_bench.run --suite smoke
+
+demo: setup
+	$(BIN)/python -m pomdp_bench.demo
 
 test: setup
 	$(BIN)/python -m ruff check .

@@ -158,3 +158,13 @@ def test_parent_renderer_draws_the_hidden_state(env_id: str) -> None:
     assert frame0.ndim == 3 and frame0.shape[2] == 3 and frame0.dtype == np.uint8
     assert not np.array_equal(frame0, frame1)
     assert "human" in env.metadata["render_modes"]
+
+
+@pytest.mark.parametrize("env_id", ["MaskedCartPole-v0", "MaskedPendulum-v0"])
+def test_human_render_mode_draws_on_every_step(env_id: str) -> None:
+    pytest.importorskip("pygame")  # SDL_VIDEODRIVER=dummy (tests/conftest.py): no window opens
+    env = gym.make(env_id, render_mode="human")
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+    assert env.unwrapped.screen is not None  # the parent renderer drew
+    env.close()

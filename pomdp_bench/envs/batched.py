@@ -138,11 +138,13 @@ class BatchedEnv(gym.Env):
         else:
             streams.episodes += np.uint64(1)
         self._batch.reset_copies(np.zeros(1, dtype=np.int64))
+        self._moved()
         return self._batch.observe()[0], {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         a = self._batch.check_action(np.asarray(action)[None, ...])
         reward, terminated, truncated = self._batch.step(a)
+        self._moved()
         return (
             self._batch.observe()[0],
             float(reward[0]),
@@ -150,6 +152,15 @@ class BatchedEnv(gym.Env):
             bool(truncated[0]),
             {},
         )
+
+    def _moved(self) -> None:
+        """After every reset and step: sync a parent renderer's state, draw in ``human`` mode."""
+        self._sync_render_state()
+        if self.render_mode == "human":
+            self.render()
+
+    def _sync_render_state(self) -> None:
+        """Copy the batch's state to where an inherited renderer reads it (none by default)."""
 
     def render(self) -> Any:
         if self.render_mode is None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.classic_control.cartpole import CartPoleEnv
@@ -144,23 +142,9 @@ class MaskedCartPoleEnv(BatchedEnv, CartPoleEnv):
         CartPoleEnv.__init__(self, render_mode=None)
         self._init_batch(MaskedCartPoleBatch(1, obs_layout, obs_noise_std), render_mode)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        out = super().reset(seed=seed, options=options)
-        self._after_move()
-        return out
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        out = super().step(action)
-        self._after_move()
-        return out
-
-    def _after_move(self) -> None:
+    def _sync_render_state(self) -> None:
         # CartPole-v1's renderer draws self.state.
         self.state = self._batch.state[:, 0].copy()
-        if self.render_mode == "human":
-            self.render()
 
     render = CartPoleEnv.render
     close = CartPoleEnv.close

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.classic_control.pendulum import PendulumEnv
@@ -92,25 +90,11 @@ class MaskedPendulumEnv(BatchedEnv, PendulumEnv):
         PendulumEnv.__init__(self, render_mode=None, g=g)
         self._init_batch(MaskedPendulumBatch(1, g), render_mode)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        out = super().reset(seed=seed, options=options)
-        self._after_move()
-        return out
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        out = super().step(action)
-        self._after_move()
-        return out
-
-    def _after_move(self) -> None:
+    def _sync_render_state(self) -> None:
         # Pendulum-v1's renderer draws self.state and self.last_u.
         b = self._batch
         self.state = np.array([b.th[0], b.thdot[0]])
         self.last_u = None if b.steps[0] == 0 else float(b.last_u[0])
-        if self.render_mode == "human":
-            self.render()
 
     render = PendulumEnv.render
     close = PendulumEnv.close
