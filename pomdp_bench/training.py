@@ -34,12 +34,13 @@ def build_agent(spec: RunSpec) -> Any:
     if spec.agent == "sac":
         from pomdp_bench.agents.sac import SAC
 
+        # The spec's sequence length (when it has one) wins over the tuned file's.
         extra = {} if spec.bptt_length is None else {"sequence_length": spec.bptt_length}
-        return SAC(spec.env_id, memory=spec.memory, **extra, **common, **spec.hyperparams)
+        return SAC(spec.env_id, memory=spec.memory, **{**spec.hyperparams, **extra, **common})
     if spec.agent == "sb3_ppo":
         from pomdp_bench.agents.sb3 import SB3RecurrentPPO
 
-        return SB3RecurrentPPO(spec.env_id, memory=spec.memory, **common, **spec.hyperparams)
+        return SB3RecurrentPPO(spec.env_id, memory=spec.memory, **{**spec.hyperparams, **common})
     raise ValueError(f"unknown agent {spec.agent!r}")
 
 
