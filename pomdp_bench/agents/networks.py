@@ -1,0 +1,376 @@
+"""Networks for the agents: encoder -> memory -> heads.
+
+The pieces are general so SAC can reuse them:
+
+- :func:`build_mlp` and :func:`activation_class`: plain MLPs.
+- :class:`Trunk`: an optional MLP encoder followed by a memory block
+  (:mod:`pomdp_bench.memory`), time-first ``[T, B, D] -> [T, B, H]``.
+- :class:`CategoricalHead`, :class:`DiagGaussianHead`: action distributions for
+  ``Discrete`` and ``Box`` action spaces, written directly on tensors (no
+  ``torch.distributions`` objects, which cost time on every step).
+- :class:`ActorCritic`: PPO's policy and value networks, with separate actor
+  and critic memories (sb3-contrib's default, ``enable_critic_lstm=True``) or
+  one shared memory.
+
+The layout of :class:`ActorCritic` with an LSTM memory and an empty encoder is
+sb3-contrib's ``MlpLstmPolicy``, so its weights copy over one to one
+(:mod:`pomdp_bench.agents.sb3`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import Tensor, nn
+
+from pomdp_bench.memory import MemoryConfig, build_memory
+
+MemoryState = tuple[Tensor, ...]
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "tanh": nn.Tanh,
+    "elu": nn.ELU,
+    "gelu": nn.GELU,
+    "silu": nn.SiLU,
+    "leaky_relu": nn.LeakyReLU,
+}
+
+
+def activation_class(name: str) -> type[nn.Module]:
+    """The activation module class called ``name`` (``"relu"``, ``"tanh"``, ...)."""
+    try:
+        return _ACTIVATIONS[name.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"activation={name!r} is not one of {sorted(_ACTIVATIONS)}") from None
+
+
+def build_mlp(input_size: int, sizes: list[int], activation: type[nn.Module]) -> tuple[nn.Module, int]:
+    """``Linear -> activation`` for each width in ``sizes``.
+
+    Returns:
+        ``(module, output_size)``; an empty ``sizes`` gives ``nn.Identity``.
+    """
+    layers: list[nn.Module] = []
+    size = input_size
+    for width in sizes:
+        layers += [nn.Linear(size, width), activation()]
+        size = width
+    return (nn.Sequential(*layers) if layers else nn.Identity()), size
+
+
+def flat_obs_size(space: spaces.Space) -> int:
+    """The width of one observation as the networks read it: a flattened ``Box``,
+    or a one-hot ``Discrete``."""
+    if isinstance(space, spaces.Box):
+        return int(np.prod(space.shape))
+    if isinstance(space, spaces.Discrete):
+        return int(space.n)
+    raise TypeError(f"observation space {space} is not supported: use Box or Discrete")
+
+
+class NetArch(NamedTuple):
+    """Hidden layer widths: ``encoder`` before the memory, ``pi``/``vf`` after it."""
+
+    encoder: list[int]
+    pi: list[int]
+    vf: list[int]
+
+    @classmethod
+    def parse(cls, net_arch: list[int] | dict[str, list[int]] | None) -> NetArch:
+        """Read SB3's forms: ``None`` (``pi=vf=[64, 64]``), a list (both heads), or a
+        dict with keys ``pi``, ``vf`` and optionally ``encoder``."""
+        if net_arch is None:
+            return cls([], [64, 64], [64, 64])
+        if isinstance(net_arch, (list, tuple)):
+            return cls([], list(net_arch), list(net_arch))
+        if isinstance(net_arch, dict):
+            unknown = set(net_arch) - {"encoder", "pi", "vf"}
+            if unknown:
+                raise ValueError(f"net_arch has unknown keys {sorted(unknown)}; valid: encoder, pi, vf")
+            return cls(
+                list(net_arch.get("encoder", [])), list(net_arch.get("pi", [])), list(net_arch.get("vf", []))
+            )
+        raise TypeError(f"net_arch must be None, a list of ints or a dict, got {net_arch!r}")
+
+
+class Trunk(nn.Module):
+    """An MLP encoder followed by a memory block, time-first.
+
+    Args:
+        input_size: observation width ``D``.
+        encoder: hidden widths of the encoder (empty: none).
+        memory: the memory block's settings.
+        activation: activation class of the encoder.
+    """
+
+    def __init__(
+        self, input_size: int, encoder: list[int], memory: MemoryConfig, activation: type[nn.Module]
+    ) -> None:
+        super().__init__()
+        self.encoder, enc_size = build_mlp(input_size, encoder, activation)
+        self.memory = build_memory(memory, input_size=enc_size)
+        self.output_size: int = self.memory.output_size
+
+    def initial_state(self, batch_size: int, device: torch.device | None = None) -> MemoryState:
+        return tuple(self.memory.initial_state(batch_size, device=device))
+
+    def forward(self, x: Tensor, state: MemoryState, episode_starts: Tensor) -> tuple[Tensor, MemoryState]:
+        """Run ``x [T, B, D]`` from ``state`` (each tensor ``[B, ...]``).
+
+        Args:
+            x: ``[T, B, D]`` observations.
+            state: the memory before step 0.
+            episode_starts: ``[T, B]`` bool; the memory of copy ``b`` resets before step ``t``.
+
+        Returns:
+            ``(y [T, B, H], state after step T - 1)``
+        """
+        return self.memory(self.encoder(x), state, episode_starts)
+
+
+class CategoricalHead(nn.Module):
+    """A categorical distribution over ``n`` actions; its parameters are the
+    normalised logits ``[..., n]``."""
+
+    def __init__(self, latent_size: int, n: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(latent_size, n)
+        self.n = n
+
+    def forward(self, latent: Tensor) -> Tensor:
+        return torch.log_softmax(self.linear(latent), dim=-1)
+
+    def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
+        return logits.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self, logits: Tensor) -> Tensor:
+        return -(logits.exp() * logits).sum(-1)
+
+    def sample(self, logits: Tensor, generator: torch.Generator | None) -> Tensor:
+        # Inverse-CDF sampling: a few elementwise ops, cheaper per step than multinomial.
+        u = torch.rand((*logits.shape[:-1], 1), generator=generator, device=logits.device, dtype=logits.dtype)
+        return (logits.exp().cumsum(-1) < u).sum(-1).clamp_(max=self.n - 1)
+
+    def mode(self, logits: Tensor) -> Tensor:
+        return logits.argmax(-1)
+
+
+class DiagGaussianHead(nn.Module):
+    """A diagonal Gaussian over ``A``-dimensional actions with a learned,
+    state-independent log standard deviation; its parameters are the means ``[..., A]``."""
+
+    def __init__(self, latent_size: int, action_dim: int, log_std_init: float = 0.0) -> None:
+        super().__init__()
+        self.linear = nn.Linear(latent_size, action_dim)
+        self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std_init)))
+
+    def forward(self, latent: Tensor) -> Tensor:
+        return self.linear(latent)
+
+    def log_prob(self, mean: Tensor, actions: Tensor) -> Tensor:
+        z = (actions - mean) * torch.exp(-self.log_std)
+        return (-0.5 * z.pow(2) - self.log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+
+    def entropy(self, mean: Tensor) -> Tensor:
+        per_dim = 0.5 + 0.5 * math.log(2 * math.pi) + self.log_std
+        return per_dim.sum().expand(mean.shape[:-1])
+
+    def sample(self, mean: Tensor, generator: torch.Generator | None) -> Tensor:
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+        return mean + noise * self.log_std.exp()
+
+    def mode(self, mean: Tensor) -> Tensor:
+        return mean
+
+
+def make_action_head(space: spaces.Space, latent_size: int, log_std_init: float = 0.0) -> nn.Module:
+    """The action distribution head for ``space`` (``Discrete`` or 1-d ``Box``)."""
+    if isinstance(space, spaces.Discrete):
+        return CategoricalHead(latent_size, int(space.n))
+    if isinstance(space, spaces.Box) and len(space.shape) == 1:
+        return DiagGaussianHead(latent_size, int(space.shape[0]), log_std_init)
+    raise TypeError(f"action space {space} is not supported: use Discrete or a 1-d Box")
+
+
+class ActorCriticState(NamedTuple):
+    """The memories of the actor and the critic, each a tuple of ``[B, ...]``
+    tensors; ``critic`` is ``()`` when the memory is shared."""
+
+    actor: MemoryState
+    critic: MemoryState
+
+
+class ActorCritic(nn.Module):
+    """PPO's policy and value networks around one or two memories.
+
+    ``obs -> encoder -> memory -> pi MLP -> action head`` and
+    ``obs -> encoder -> memory -> vf MLP -> value``; the critic has its own
+    encoder and memory unless ``shared_memory``, in which case both losses train
+    the one trunk (as CleanRL's recurrent PPO does).
+
+    Args:
+        observation_space: a ``Box`` (flattened) or ``Discrete`` (one-hot) space.
+        action_space: ``Discrete`` or a 1-d ``Box``.
+        memory: the memory block's settings (``kind="none"`` for feedforward).
+        net_arch: hidden widths, see :meth:`NetArch.parse`.
+        activation: activation name of the MLPs.
+        shared_memory: one trunk for actor and critic.
+        ortho_init: SB3's orthogonal initialisation of the MLPs and heads
+            (gains sqrt(2), 0.01 for the action head, 1 for the value head); the
+            memory keeps its own initialisation, as sb3-contrib's LSTMs do.
+        log_std_init: initial log standard deviation of a Gaussian policy.
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        memory: MemoryConfig,
+        net_arch: NetArch,
+        activation: str = "tanh",
+        shared_memory: bool = False,
+        ortho_init: bool = True,
+        log_std_init: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.observation_space = observation_space
+        self.obs_size = flat_obs_size(observation_space)
+        act = activation_class(activation)
+        self.shared_memory = shared_memory
+        self.actor_trunk = Trunk(self.obs_size, net_arch.encoder, memory, act)
+        self.critic_trunk = None if shared_memory else Trunk(self.obs_size, net_arch.encoder, memory, act)
+        self.pi_net, pi_size = build_mlp(self.actor_trunk.output_size, net_arch.pi, act)
+        self.vf_net, vf_size = build_mlp(self.actor_trunk.output_size, net_arch.vf, act)
+        self.action_head = make_action_head(action_space, pi_size, log_std_init)
+        self.value_head = nn.Linear(vf_size, 1)
+        self.recurrent: bool = bool(self.actor_trunk.memory.trains_through_time)
+        if ortho_init:
+            trunks = (
+                [self.actor_trunk, self.critic_trunk] if self.critic_trunk is not None else [self.actor_trunk]
+            )
+            gains: list[tuple[nn.Module, float]] = [(t.encoder, math.sqrt(2)) for t in trunks]
+            gains += [(self.pi_net, math.sqrt(2)), (self.vf_net, math.sqrt(2))]
+            gains += [(self.action_head, 0.01), (self.value_head, 1.0)]
+            for module, gain in gains:
+                for layer in module.modules():
+                    if isinstance(layer, nn.Linear):
+                        nn.init.orthogonal_(layer.weight, gain=gain)
+                        nn.init.zeros_(layer.bias)
+
+    # -- pieces -----------------------------------------------------------------
+    def preprocess(self, obs: Tensor) -> Tensor:
+        """Observations ``[..., *obs_shape]`` as float features ``[..., D]``."""
+        if isinstance(self.observation_space, spaces.Discrete):
+            return nn.functional.one_hot(obs.long(), self.obs_size).float()
+        shape = self.observation_space.shape
+        return obs.reshape(*obs.shape[: obs.dim() - len(shape)], self.obs_size).float()
+
+    def initial_state(self, batch_size: int, device: torch.device | None = None) -> ActorCriticState:
+        """Fresh memories for ``batch_size`` copies."""
+        critic = () if self.critic_trunk is None else self.critic_trunk.initial_state(batch_size, device)
+        return ActorCriticState(self.actor_trunk.initial_state(batch_size, device), critic)
+
+    def _trunks(
+        self, x: Tensor, state: ActorCriticState, episode_starts: Tensor
+    ) -> tuple[Tensor, Tensor, ActorCriticState]:
+        latent, actor_state = self.actor_trunk(x, state.actor, episode_starts)
+        if self.critic_trunk is None:
+            return latent, latent, ActorCriticState(actor_state, ())
+        latent_vf, critic_state = self.critic_trunk(x, state.critic, episode_starts)
+        return latent, latent_vf, ActorCriticState(actor_state, critic_state)
+
+    def value_from_latent(self, latent_vf: Tensor) -> Tensor:
+        return self.value_head(self.vf_net(latent_vf)).squeeze(-1)
+
+    # -- the three uses ---------------------------------------------------------
+    def act(
+        self,
+        obs: Tensor,
+        state: ActorCriticState,
+        episode_starts: Tensor,
+        deterministic: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor, ActorCriticState]:
+        """One step for ``B`` copies (a sequence of length 1).
+
+        Args:
+            obs: ``[B, *obs_shape]``.
+            state: the memories before this step.
+            episode_starts: ``[B]`` bool, this step begins an episode.
+
+        Returns:
+            ``(action [B, ...], log_prob [B], value [B], state after this step)``
+        """
+        x = self.preprocess(obs).unsqueeze(0)
+        latent_pi, latent_vf, state = self._trunks(x, state, episode_starts.unsqueeze(0))
+        params = self.action_head(self.pi_net(latent_pi[0]))
+        action = (
+            self.action_head.mode(params) if deterministic else self.action_head.sample(params, generator)
+        )
+        log_prob = self.action_head.log_prob(params, action)
+        return action, log_prob, self.value_from_latent(latent_vf[0]), state
+
+    def actor_step(
+        self,
+        obs: Tensor,
+        state: MemoryState,
+        episode_starts: Tensor,
+        deterministic: bool,
+        generator: torch.Generator | None = None,
+    ) -> tuple[Tensor, MemoryState]:
+        """The actor alone for one step: ``obs [B, *obs_shape]`` -> ``(action [B, ...], actor state)``."""
+        x = self.preprocess(obs).unsqueeze(0)
+        latent, state = self.actor_trunk(x, state, episode_starts.unsqueeze(0))
+        params = self.action_head(self.pi_net(latent[0]))
+        action = (
+            self.action_head.mode(params) if deterministic else self.action_head.sample(params, generator)
+        )
+        return action, state
+
+    def predict_values(self, obs: Tensor, state: ActorCriticState, episode_starts: Tensor) -> Tensor:
+        """Critic values ``[T, B]`` of ``obs [T, B, *obs_shape]`` from ``state``."""
+        x = self.preprocess(obs)
+        if self.critic_trunk is None:
+            latent, _ = self.actor_trunk(x, state.actor, episode_starts)
+        else:
+            latent, _ = self.critic_trunk(x, state.critic, episode_starts)
+        return self.value_from_latent(latent)
+
+    def evaluate_actions(
+        self,
+        obs: Tensor,
+        actions: Tensor,
+        state: ActorCriticState,
+        episode_starts: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Score a batch of sequences for the loss.
+
+        Args:
+            obs: ``[T, B, *obs_shape]``.
+            actions: ``[T, B]`` (Discrete) or ``[T, B, A]`` (Box).
+            state: the memories before step 0 (``[B, ...]`` tensors).
+            episode_starts: ``[T, B]`` bool.
+
+        Returns:
+            ``(log_prob [T, B], entropy [T, B], value [T, B])``
+        """
+        x = self.preprocess(obs)
+        latent_pi, latent_vf, _ = self._trunks(x, state, episode_starts)
+        params = self.action_head(self.pi_net(latent_pi))
+        log_prob = self.action_head.log_prob(params, actions)
+        return log_prob, self.action_head.entropy(params), self.value_from_latent(latent_vf)
+
+
+def state_to_numpy(state: MemoryState) -> tuple[np.ndarray, ...]:
+    """A memory state as numpy arrays (``[B, ...]`` each)."""
+    return tuple(s.detach().cpu().numpy() for s in state)
+
+
+def state_from_numpy(state: Any, device: torch.device) -> MemoryState:
+    """The inverse of :func:`state_to_numpy`."""
+    return tuple(torch.as_tensor(np.asarray(s), device=device) for s in state)

@@ -1,0 +1,306 @@
+"""PPO's settings, semantics and reliability (see DESIGN.md, "Semantics that are easy to get wrong")."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+import pomdp_bench  # noqa: F401
+from pomdp_bench.agents import PPO
+from pomdp_bench.agents.networks import ActorCriticState
+from pomdp_bench.agents.rollout_buffer import default_bptt_length
+from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.memory import MEMORY_KINDS
+
+torch.set_num_threads(1)
+
+SMALL = dict(n_steps=16, num_minibatches=2, n_epochs=2, net_arch=[16], device="cpu")
+
+
+def _cartpole(n: int, max_steps: int | None = None) -> gym.vector.VectorEnv:
+    """MaskedCartPole copies; with ``max_steps`` a short time limit, so truncations happen."""
+    if max_steps is None:
+        return make_vector_env("MaskedCartPole-v0", n)
+    return gym.make_vec(
+        "MaskedCartPole-v0",
+        n,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        max_episode_steps=max_steps,
+    )
+
+
+def _gru(**kw) -> PPO:
+    return PPO(
+        _cartpole(kw.pop("n_envs", 4), kw.pop("max_steps", None)),
+        {"kind": "gru", "hidden_size": 8},
+        **{**SMALL, **kw},
+    )
+
+
+# -- settings ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("n_envs", "n_steps", "minibatches", "expected"),
+    [(4, 2048, 32, 256), (4, 128, 4, 128), (8, 128, 4, 128), (1, 32, 2, 16), (8, 32, 1, 32), (6, 12, 4, 6)],
+)
+def test_default_bptt_length(n_envs: int, n_steps: int, minibatches: int, expected: int) -> None:
+    assert default_bptt_length(n_envs, n_steps, minibatches) == expected
+
+
+def test_impossible_minibatches_are_refused() -> None:
+    with pytest.raises(ValueError, match="8 equal pieces, which do not divide 100"):
+        default_bptt_length(4, 100, 32)
+    with pytest.raises(ValueError, match="Valid num_minibatches"):
+        PPO(_cartpole(4), "gru", n_steps=100, num_minibatches=32, device="cpu")
+
+
+def test_bptt_length_must_divide_the_default() -> None:
+    assert _gru(bptt_length=4).bptt_length == 4
+    assert _gru().bptt_length == 16  # n_envs 4 is a multiple of 2 minibatches: whole rollouts
+    with pytest.raises(ValueError, match=r"Valid values: \[1, 2, 4, 8, 16\]"):
+        _gru(bptt_length=5)
+    with pytest.raises(ValueError, match="must divide the default 16"):
+        _gru(bptt_length=32)
+
+
+def test_batch_size_and_env_checks() -> None:
+    assert _gru(num_minibatches=None, batch_size=32).num_minibatches == 2
+    with pytest.raises(ValueError, match="valid batch sizes"):
+        _gru(num_minibatches=None, batch_size=48)
+    with pytest.raises(ValueError, match="not both"):
+        _gru(batch_size=32)
+    next_step = gym.make_vec("MaskedCartPole-v0", 2, vectorization_mode="sync")
+    with pytest.raises(ValueError, match="SAME_STEP"):
+        PPO(next_step)
+    with pytest.raises(ValueError, match="num_envs=4"):
+        PPO(_cartpole(4), n_envs=8)
+    with pytest.raises(ValueError, match="unknown memory setting"):
+        PPO(_cartpole(2), {"kind": "gru", "hiden_size": 3})
+
+
+def test_an_id_builds_its_env() -> None:
+    model = PPO("CueRecall-v0", "gru", env_kwargs={"delay": 3}, n_steps=8, device="cpu")
+    assert model.n_envs == 8 and model.env.num_envs == 8
+    assert model.env_kwargs == {"delay": 3}
+
+
+# -- rollouts, resets and pieces -------------------------------------------------
+def _replay(model: PPO, trunk: str, t_end: int, state: tuple) -> tuple:
+    """Run a trunk over the buffer's steps [0, t_end) from ``state``, one step at a time."""
+    policy, buf = model.policy, model.buffer
+    net = getattr(policy, trunk)
+    with torch.no_grad():
+        for t in range(t_end):
+            _, state = net(policy.preprocess(buf.obs[t : t + 1]), state, buf.episode_starts[t : t + 1])
+    return state
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_pieces_start_from_the_collecting_memory(shared: bool) -> None:
+    model = _gru(bptt_length=4, max_steps=12, shared_memory=shared)
+    model.learn(4 * 16)
+    model._collect_rollout()  # starts mid-episode; compared with the weights it collected with
+    buf = model.buffer
+    first = buf.piece_states[0]
+    assert first.actor[0].abs().sum() > 0  # carried over from the first rollout, not zero
+    for k in range(1, 4):
+        actor = _replay(model, "actor_trunk", 4 * k, first.actor)
+        torch.testing.assert_close(buf.piece_states[k].actor, actor, atol=1e-6, rtol=0)
+        if not shared:
+            critic = _replay(model, "critic_trunk", 4 * k, first.critic)
+            torch.testing.assert_close(buf.piece_states[k].critic, critic, atol=1e-6, rtol=0)
+    # The memory resets where the previous step ended an episode (terminated or truncated).
+    torch.testing.assert_close(buf.episode_starts[1:], buf.dones[:-1])
+    assert buf.dones.any() and not torch.equal(buf.dones, buf.terminated)
+
+
+def test_minibatches_hold_whole_pieces() -> None:
+    model = _gru(bptt_length=4, num_minibatches=4)
+    model.learn(4 * 16)
+    buf = model.buffer
+    pieces = {(b, k): buf.obs[4 * k : 4 * k + 4, b] for b in range(4) for k in range(4)}
+    seen = []
+    for mb in buf.minibatches(4, torch.Generator().manual_seed(0)):
+        assert mb.obs.shape[:2] == (4, 4)
+        for j in range(mb.obs.shape[1]):
+            match = [key for key, x in pieces.items() if torch.equal(x, mb.obs[:, j])]
+            assert len(match) == 1
+            b, k = match[0]
+            torch.testing.assert_close(mb.state.actor[0][j], buf.piece_states[k].actor[0][b])
+            seen.append(match[0])
+    assert sorted(seen) == sorted(pieces)
+
+
+def test_no_gradient_crosses_a_piece_start() -> None:
+    model = _gru(bptt_length=4)
+    model.learn(4 * 16)
+    buf = model.buffer
+    obs = buf.obs.clone().requires_grad_(True)
+    full = buf.all_pieces()
+    log_prob, _, values = model.policy.evaluate_actions(
+        buf._pieces(obs), full.actions, full.state, full.episode_starts
+    )
+    piece = 2 * 4 + 1  # copy 1's third piece: steps 8-11
+    (log_prob[:, piece].sum() + values[:, piece].sum()).backward()
+    grad = obs.grad.abs().sum(-1)  # [T, B]
+    assert grad[8:12, 1].sum() > 0
+    grad[8:12, 1] = 0
+    assert grad.sum() == 0  # nothing before the piece's start (steps 0-7 of copy 1), nothing else
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+def test_training_pieces_reproduce_the_collected_numbers(kind: str) -> None:
+    """Re-run over pieces (each from its stored memory, resets inside), the
+    networks give back the log-probs and values they had while acting."""
+    model = PPO(
+        _cartpole(4, max_steps=10),
+        {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4},
+        bptt_length=8,
+        **SMALL,
+    )
+    model.learn(4 * 16)
+    model._collect_rollout()
+    full = model.buffer.all_pieces()
+    assert full.episode_starts[1:].any()
+    with torch.no_grad():
+        log_prob, _, values = model.policy.evaluate_actions(
+            full.obs, full.actions, full.state, full.episode_starts
+        )
+    torch.testing.assert_close(log_prob, full.log_probs, atol=1e-5, rtol=0)
+    torch.testing.assert_close(values, full.values, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_truncation_bootstraps_on_the_final_obs_with_the_episode_memory(shared: bool) -> None:
+    model = _gru(max_steps=6, shared_memory=shared, n_steps=16)
+    final_obs: dict[tuple[int, int], np.ndarray] = {}
+    step, t = model.env.step, iter(range(10**6))
+
+    def recording_step(action):
+        out = step(action)
+        i = next(t)
+        info = out[4]
+        for b in np.flatnonzero(out[3] & ~out[2]):
+            final_obs[(i % 16, b)] = info["final_obs"][b]
+        return out
+
+    model.env.step = recording_step
+    model._start_episodes()
+    model._collect_rollout()
+    buf = model.buffer
+    assert final_obs, "the time limit should have truncated some episodes"
+    trunk = "actor_trunk" if shared else "critic_trunk"
+    start = buf.piece_states[0].actor if shared else buf.piece_states[0].critic
+    for (ti, b), obs in final_obs.items():
+        state = _replay(model, trunk, ti + 1, start)  # the memory after step ti, before any reset
+        state_b = ActorCriticState(*(tuple(s[b : b + 1] for s in state),) * 2)
+        with torch.no_grad():
+            v = model.policy.predict_values(
+                torch.as_tensor(obs).view(1, 1, -1), state_b, torch.zeros(1, 1, dtype=torch.bool)
+            )
+        torch.testing.assert_close(buf.final_values[ti, b], v[0, 0], atol=1e-5, rtol=0)
+    cut = torch.zeros_like(buf.dones)
+    for ti, b in final_obs:
+        cut[ti, b] = True
+    assert (buf.final_values[~cut] == 0).all()
+
+
+def test_feedforward_runs_through_the_same_code() -> None:
+    model = PPO(_cartpole(4), None, **SMALL)
+    assert model.memory_config.kind == "none" and not model.policy.recurrent
+    model.learn(4 * 16)
+    assert model.buffer.piece_states[0].actor == ()
+
+
+@pytest.mark.parametrize("kind", MEMORY_KINDS)
+@pytest.mark.parametrize("shared", [False, True])
+def test_every_memory_kind_learns_a_few_updates(kind: str, shared: bool) -> None:
+    model = PPO(
+        "CueRecall-v0",
+        {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4},
+        env_kwargs={"delay": 2},
+        n_envs=4,
+        shared_memory=shared,
+        **SMALL,
+    )
+    model.learn(2 * 4 * 16)
+    assert len(model.history) == 2 and np.isfinite(model.history[-1]["value_loss"])
+    returns = model.evaluate(3)
+    assert returns.shape == (3,)
+
+
+def test_box_actions() -> None:
+    model = PPO(
+        "MaskedPendulum-v0", "gru", n_envs=2, normalize_observations=True, normalize_rewards=True, **SMALL
+    )
+    model.learn(2 * 16)
+    action, _ = model.predict(np.zeros((2, 2), np.float32))
+    assert action.shape == (2, 1) and np.all(np.abs(action) <= 2.0)
+    assert model.buffer.actions.shape == (16, 2, 1)
+
+
+# -- reliability -----------------------------------------------------------------
+def test_nan_raises_naming_the_update() -> None:
+    model = _gru()
+    model.learn(4 * 16)
+    with torch.no_grad():
+        model.policy.value_head.weight.fill_(float("nan"))
+    with pytest.raises(FloatingPointError, match="PPO update 2"):
+        model.learn(4 * 16)
+
+
+def test_save_load_round_trip(tmp_path) -> None:
+    model = PPO(
+        "CueRecall-v0", "lstm", env_kwargs={"delay": 3}, n_envs=4, normalize_observations=True, **SMALL
+    )
+    model.learn(2 * 4 * 16)
+    model.save(tmp_path / "ppo.pt")
+    loaded = PPO.load(tmp_path / "ppo.pt", device="cpu")
+    obs, _ = model.env.reset(seed=5)
+    s1 = s2 = None
+    for t in range(8):
+        a1, s1 = model.predict(obs, s1, np.full(4, t == 0), deterministic=True)
+        a2, s2 = loaded.predict(obs, s2, np.full(4, t == 0), deterministic=True)
+        np.testing.assert_array_equal(a1, a2)
+        obs, *_ = model.env.step(a1)
+    np.testing.assert_array_equal(model.evaluate(5), loaded.evaluate(5))
+    assert loaded.num_timesteps == model.num_timesteps
+
+
+def test_same_seed_same_learning_curve() -> None:
+    def run(seed: int) -> PPO:
+        model = PPO("CueRecall-v0", "gru", env_kwargs={"delay": 3}, n_envs=4, seed=seed, **SMALL)
+        return model.learn(3 * 4 * 16)
+
+    a, b, c = run(1), run(1), run(2)
+    assert a.history and [h["value_loss"] for h in a.history] == [h["value_loss"] for h in b.history]
+    assert a.episode_log == b.episode_log
+    for p, q in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert [h["value_loss"] for h in a.history] != [h["value_loss"] for h in c.history]
+
+
+def test_learn_records_history_and_schedules() -> None:
+    model = _gru(learning_rate="lin_0.001", clip_range="lin_0.2")
+    calls = []
+    model.learn(4 * 4 * 16, callback=lambda m: calls.append(m.num_timesteps))
+    assert [h["timesteps"] for h in model.history] == [64, 128, 192, 256] == calls
+    lrs = [h["learning_rate"] for h in model.history]
+    assert lrs == sorted(lrs, reverse=True) and lrs[-1] == 0.0 and abs(lrs[0] - 0.00075) < 1e-12
+    assert {"mean_return", "episodes", "policy_loss", "approx_kl", "steps_per_second"} <= set(
+        model.history[0]
+    )
+    stopped = _gru()
+    stopped.learn(10 * 64, callback=lambda m: False)
+    assert len(stopped.history) == 1
+
+
+def test_evaluate_starts_each_episode_from_zero_memory() -> None:
+    model = PPO("CueRecall-v0", "gru", env_kwargs={"delay": 3}, n_envs=4, **SMALL)
+    model.learn(4 * 16)
+    returns = model.evaluate(6)
+    assert returns.shape == (6,) and set(np.unique(returns)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(returns, model.evaluate(6))  # deterministic, independent of training state
