@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
-# The main job: the memory suite (about an hour on 2 cores; resumable: rerun to continue).
+# The main job: the memory suite (resumable: rerun to continue; `--dry-run` estimates its time).
 run: setup
 	$(BIN)/python -m pomdp_bench.run --suite memory
 
