@@ -107,24 +107,33 @@ def _print_list() -> None:
     print("memory kinds: " + ", ".join(MEMORY_KINDS))
 
 
-def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tuple[str, str], float], float]:
-    """Per-(agent, kind) rates (measured in the store where possible) and the total single-worker seconds."""
-    measured: dict[tuple[str, str], list[float]] = defaultdict(list)
+def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tuple[str, ...], float], float]:
+    """Training rates (env steps/s) and the total single-worker seconds of ``specs``.
+
+    A rate is the median measured in the store for the same agent, env and memory kind
+    (the env's hyperparameters set most of the cost), else for the same agent and kind
+    on any env, else a rough default. Rerun ``--dry-run`` after a few runs have finished
+    (or after a short ``--seeds 1 --steps N`` pilot into the same ``--out``) for a
+    measured estimate.
+    """
+    by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    by_kind: dict[tuple[str, ...], list[float]] = defaultdict(list)
     for row in store.rows():
         if row["status"] == "ok":
-            spec = row["spec"]
-            measured[(spec["agent"], spec["memory"]["kind"])].append(
-                row["result"]["wall_seconds"] / spec["total_timesteps"]
-            )
-    rates: dict[tuple[str, str], float] = {}
+            spec, result = row["spec"], row["result"]
+            per_step = result["wall_seconds"] / max(spec["total_timesteps"], 1)
+            by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(per_step)
+            by_kind[(spec["agent"], spec["memory"]["kind"])].append(per_step)
+    rates: dict[tuple[str, ...], float] = {}
     total = 0.0
     for spec in specs:
-        key = (spec.agent, spec.memory_kind)
-        if key in measured:
-            seconds_per_step = sorted(measured[key])[len(measured[key]) // 2]
-            rates[key] = 1.0 / seconds_per_step
+        key = (spec.agent, spec.env_id, spec.memory_kind)
+        measured = by_env.get(key) or by_kind.get((spec.agent, spec.memory_kind))
+        if measured:
+            rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
         else:
-            rates[key] = _DEFAULT_RATES.get(key, _DEFAULT_SAC_RATE if spec.agent == "sac" else 2000.0)
+            default = _DEFAULT_SAC_RATE if spec.agent == "sac" else 2000.0
+            rates[key] = _DEFAULT_RATES.get((spec.agent, spec.memory_kind), default)
         total += spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
     return rates, total
 
@@ -176,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         workers = 1 if args.backend == "ray" else args.workers
         print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
-        for (agent, kind), rate in sorted(rates.items()):
-            print(f"  {agent:8s} {kind:12s} {rate:8.0f}")
+        for (agent, env_id, kind), rate in sorted(rates.items()):
+            print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
         return 0
 
     store.link(suite.name, specs)

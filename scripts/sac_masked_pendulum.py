@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             table["commit"] = git_commit()
             table["command"] = COMMAND
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            table.to_csv(args.out, index=False, float_format="%.4g")
+            table.to_csv(args.out, index=False, float_format="%.6g")
     print(table.to_string(index=False))
     return 0
 
