@@ -145,6 +145,29 @@ def interval(returns: np.ndarray) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
+def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Interquartile mean of ``values [n_seeds]`` and its 95% percentile bootstrap interval.
+
+    ``scipy.stats.bootstrap`` with ``scipy.stats.trim_mean(., 0.25)`` as the statistic
+    (rliable's IQM), 9999 resamples, fixed ``random_state`` so reports are reproducible.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    iqm = float(stats.trim_mean(values, 0.25))
+    if len(values) == 1 or np.all(values == values[0]):
+        return iqm, iqm, iqm
+    ci = stats.bootstrap(
+        (values,),
+        lambda x, axis: stats.trim_mean(x, 0.25, axis=axis),
+        confidence_level=0.95,
+        n_resamples=9999,
+        method="percentile",
+        random_state=0,
+    ).confidence_interval
+    return iqm, float(ci.low), float(ci.high)
+
+
 def bptt_policy(bptt_length: Any, horizon: int) -> str:
     if bptt_length is None or pd.isna(bptt_length):
         return "n/a"

@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
 
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.agents.sb3 import SB3RecurrentPPO
+from pomdp_bench.leaderboard import iqm_interval
 from pomdp_bench.provenance import git_commit
 from pomdp_bench.suites import agent_hyperparams
 
@@ -42,22 +42,6 @@ ENV_ID = "MaskedCartPole-v0"
 ENV_KWARGS = {"obs_layout": "zeroed"}
 MEMORY = {"kind": "lstm", "hidden_size": 64}
 COMMAND = "python scripts/parity_sb3.py"
-
-
-def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """IQM of ``values [n]`` and its 95% percentile bootstrap interval."""
-    iqm = float(stats.trim_mean(values, 0.25))
-    if len(values) < 2 or np.all(values == values[0]):
-        return iqm, iqm, iqm
-    ci = stats.bootstrap(
-        (values,),
-        lambda x, axis: stats.trim_mean(x, 0.25, axis=axis),
-        confidence_level=0.95,
-        n_resamples=9999,
-        method="percentile",
-        random_state=0,
-    ).confidence_interval
-    return iqm, float(ci.low), float(ci.high)
 
 
 def run(agent: str, seed: int, timesteps: int, eval_episodes: int) -> dict:
