@@ -54,6 +54,15 @@ class EnvCard:
     description: str = ""
     ff_ceiling_formula: str = ""
 
+    def budget_for(self, agent: str) -> int:
+        """Training budget in env steps for ``agent`` (the card's ``budget.<agent>``,
+        else ``budget.total_timesteps``): what a run needs to reach its plateau."""
+        if agent in self.budget:
+            return int(self.budget[agent])
+        if "total_timesteps" not in self.budget:
+            raise ValueError(f"card {self.id}: budget has neither {agent!r} nor total_timesteps: {self.budget}")
+        return int(self.budget["total_timesteps"])
+
     def ceiling_for(self, env_kwargs: dict[str, Any] | None = None) -> float:
         """The feedforward ceiling for these env kwargs (on top of the card's).
 

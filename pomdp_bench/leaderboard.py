@@ -39,6 +39,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "total_timesteps": ("int", "training budget, env steps"),
     "status": ("str", "ok or failed"),
     "final_return": ("float", "mean return of the final deterministic evaluation (empty if failed)"),
+    "late_gain": (
+        "float",
+        "final_return minus the curve's evaluation at the last point at or before 75% of the budget",
+    ),
     "steps_per_second": ("float", "env steps per second of training, evaluation excluded"),
     "wall_seconds": ("float", "the run's wall time, evaluation included"),
     "error": ("str", "last line of the error of a failed run"),
@@ -65,10 +69,18 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "return_ci_low": ("float", "lower end of the 95% bootstrap interval of the mean"),
     "return_ci_high": ("float", "upper end of the 95% bootstrap interval of the mean"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
-    "ff_ceiling_source": ("str", "analytic (env card) or empirical (best memory=none cell of the suite)"),
+    "ff_ceiling_source": (
+        "str",
+        "analytic (env card), or empirical: the higher of the best memory=none cell of the suite and the card's measured memoryless controller",
+    ),
     "optimal_return": ("float", "optimal return (env card)"),
     "normalized_score": ("float", "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling)"),
     "beats_ceiling": ("bool", "return_ci_low > ff_ceiling"),
+    "late_gain": (
+        "float",
+        "mean over seeds of the runs' late_gain (last quarter of training), / (optimal_return - ff_ceiling)",
+    ),
+    "plateaued": ("bool", "late_gain <= 0.05: the curve had flattened by the end of the budget"),
     "learned": ("bool", "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score)"),
     "steps_per_second": ("float", "mean over seeds of training env steps per second"),
     "wall_seconds": ("float", "mean over seeds of the run's wall time"),
@@ -96,6 +108,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+def _late_gain(result: dict[str, Any], budget: int) -> float:
+    """Final return minus the curve's value at the last point at or before 75% of ``budget``."""
+    curve = result.get("curve") or []
+    earlier = [r for t, r in curve if t <= 0.75 * budget]
+    return float(result["final_return"] - earlier[-1]) if earlier else math.nan
+
+
 def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     """One row per stored run of ``suite`` (rows from :meth:`ResultStore.rows`)."""
     records = []
@@ -117,6 +136,9 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "total_timesteps": spec["total_timesteps"],
                 "status": row["status"],
                 "final_return": result["final_return"] if row["status"] == "ok" else math.nan,
+                "late_gain": _late_gain(result, spec["total_timesteps"])
+                if row["status"] == "ok"
+                else math.nan,
                 "steps_per_second": result["steps_per_second"],
                 "wall_seconds": result["wall_seconds"],
                 "error": error[-1] if error else "",
@@ -194,6 +216,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             return_iqm=float(stats.trim_mean(returns, 0.25)) if len(returns) else math.nan,
             return_ci_low=low,
             return_ci_high=high,
+            late_gain=float(ok["late_gain"].mean()) if ok["late_gain"].notna().any() else math.nan,
             steps_per_second=float(ok["steps_per_second"].mean()) if len(ok) else math.nan,
             wall_seconds=float(group["wall_seconds"].mean()),
             pomdp_bench_version=";".join(sorted(set(group["pomdp_bench_version"]))),
@@ -228,8 +251,11 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
             & (cells["memory"] == "none")
             & (cells["n_seeds"] > 0)
         ]
-        # Empirical: the best memoryless cell of this suite, else the card's measured controller.
-        ceilings.append(float(same["return_mean"].max()) if len(same) else card.ceiling_for(kwargs))
+        # Empirical: the best memoryless result known, the suite's best memory=none cell or the
+        # card's measured memoryless controller, whichever is higher (an under-trained none
+        # cell must not lower the bar).
+        best_none = float(same["return_mean"].max()) if len(same) else -math.inf
+        ceilings.append(max(best_none, card.ceiling_for(kwargs)))
         sources.append("empirical")
     cells["ff_ceiling"] = ceilings
     cells["ff_ceiling_source"] = sources
@@ -238,6 +264,8 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
         cells["optimal_return"] - cells["ff_ceiling"]
     )
     cells["beats_ceiling"] = (cells["return_ci_low"] > cells["ff_ceiling"]).fillna(False).astype(bool)
+    cells["late_gain"] = cells["late_gain"] / (cells["optimal_return"] - cells["ff_ceiling"])
+    cells["plateaued"] = (cells["late_gain"] <= 0.05).fillna(False).astype(bool)
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
     cells["learned"] = (cells["return_ci_low"] > midpoint).fillna(False).astype(bool)
 

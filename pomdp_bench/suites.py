@@ -6,6 +6,7 @@ A suite file looks like this (see ``suites/README.md``)::
     description: every memory kind on every env, across BPTT lengths
     seeds: 5
     eval_episodes: 20
+    budget_scale: 1.0                   # fraction of each card's budget (default 1)
     groups:
       - agent: ppo
         memory: [none, framestack, gru, lstm, transformer, mamba]
@@ -15,7 +16,7 @@ A suite file looks like this (see ``suites/README.md``)::
             env_kwargs: {corridor_length: 10}
             horizon: 10                 # default: the card's memory_horizon
             bptt: [4, 8, 16]            # for kinds trained through time
-            steps: 100000               # default: the card's budget
+            steps: 100000               # default: the card's budget for the agent x budget_scale
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
 
@@ -38,10 +39,11 @@ import pomdp_bench
 from pomdp_bench.cards import data_dir, get_card
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.spec import AGENTS, RunSpec
+from pomdp_bench.validation import check_float
 
 # Kinds whose BPTT length matters; the others act on the current window only.
 TIME_KINDS = ("gru", "lstm", "transformer", "mamba")
-_SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "groups"}
+_SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "budget_scale", "groups"}
 _GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
 _ENV_KEYS = {"id", "env_kwargs", "horizon", "bptt", "steps", "hyperparams", "memory"}
 
@@ -56,6 +58,7 @@ class Suite:
     groups: list[dict[str, Any]]
     eval_episodes: int = 20
     eval_points: int = 10
+    budget_scale: float = 1.0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -92,6 +95,7 @@ def load_suite(name: str) -> Suite:
         groups=raw["groups"],
         eval_episodes=int(raw.get("eval_episodes", 20)),
         eval_points=int(raw.get("eval_points", 10)),
+        budget_scale=check_float("budget_scale", raw.get("budget_scale", 1.0), minimum=0.0, strict_minimum=True),
         raw=raw,
     )
 
@@ -132,7 +136,10 @@ def expand(
             card = get_card(env_id)
             hp = agent_hyperparams(agent, env_id) | dict(group.get("hyperparams") or {})
             hp |= dict(env.get("hyperparams") or {})
-            budget = int(steps if steps is not None else env.get("steps", card.budget["total_timesteps"]))
+            budget = steps if steps is not None else env.get("steps")
+            if budget is None:  # the card's budget, scaled by the suite
+                budget = round(card.budget_for(agent) * suite.budget_scale)
+            budget = int(budget)
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
