@@ -104,7 +104,8 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
 
 
-def _json(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """The canonical JSON of ``value`` used in the tables (sorted keys, no spaces)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
@@ -126,11 +127,11 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "suite": suite,
                 "run_key": row["key"],
                 "env_id": spec["env_id"],
-                "env_kwargs": _json(spec["env_kwargs"]),
+                "env_kwargs": json_text(spec["env_kwargs"]),
                 "horizon": spec["horizon"],
                 "agent": spec["agent"],
                 "memory": spec["memory"]["kind"],
-                "memory_config": _json(spec["memory"]),
+                "memory_config": json_text(spec["memory"]),
                 "bptt_length": spec["bptt_length"],
                 "seed": spec["seed"],
                 "total_timesteps": spec["total_timesteps"],

@@ -17,6 +17,7 @@ import pandas as pd
 
 from pomdp_bench import leaderboard, plots
 from pomdp_bench.store import ResultStore
+from pomdp_bench.suites import available_suites, expand, load_suite
 
 _README_HEAD = """# Leaderboards
 
@@ -56,8 +57,40 @@ def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
     return paths
 
 
+def declared_cells(suite: str) -> set[tuple[str, str, str, str, str]] | None:
+    """The cells ``(env_id, env_kwargs JSON, agent, memory, bptt_length or "")`` that the
+    shipped suite ``suite`` declares, or None for a suite that is not shipped."""
+    if suite not in available_suites():
+        return None
+    return {
+        (s.env_id, leaderboard.json_text(s.env_kwargs), s.agent, s.memory_kind, _bptt_text(s.bptt_length))
+        for s in expand(load_suite(suite))
+    }
+
+
+def _bptt_text(value: object) -> str:
+    return "" if value is None or pd.isna(value) else str(int(value))
+
+
+def coverage_line(cells: pd.DataFrame, suite: str) -> str:
+    """``coverage: complete (N cells)`` or ``coverage: partial, n of N cells`` for a shipped suite."""
+    declared = declared_cells(suite)
+    if declared is None:
+        return f"coverage: {len(cells)} cells (not a shipped suite)"
+    present = {
+        (c.env_id, c.env_kwargs, c.agent, c.memory, _bptt_text(c.bptt_length))
+        for c in cells.itertuples()
+        if c.n_seeds > 0
+    }
+    have = len(declared & present)
+    if have == len(declared):
+        return f"coverage: complete ({have} cells)"
+    return f"coverage: partial, {have} of {len(declared)} cells"
+
+
 def _provenance(store: ResultStore, suite: str) -> str:
-    lines = [f"### `{suite}`", ""]
+    runs = leaderboard.runs_frame(store.rows(suite), suite)
+    lines = [f"### `{suite}`", "", f"- {coverage_line(leaderboard.cells_frame(runs), suite)}"]
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(
@@ -65,7 +98,7 @@ def _provenance(store: ResultStore, suite: str) -> str:
             f"{sweep['n_runs'] if sweep['n_runs'] is not None else '?'} runs executed; "
             f"commit `{sweep['git_commit'] or 'unknown'}`; {sweep['machine']}"
         )
-    if len(lines) == 2:
+    if not store.sweeps(suite):
         lines.append("- no sweep recorded")
     return "\n".join(lines)
 

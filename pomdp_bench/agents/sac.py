@@ -57,13 +57,12 @@ from pomdp_bench.agents.sac_networks import (
 )
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
 from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
-from pomdp_bench.envs.make import check_same_step, make_vector_env
+from pomdp_bench.envs.make import check_same_step, make_vector_env, training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_bool, check_float, check_int
 
 _SAVE_FORMAT = 1
 # Keys Gymnasium adds to a vector env's spec.kwargs that are not the env's own.
-_VECTOR_SPEC_KEYS = {"num_envs", "vectorization_mode", "vector_kwargs", "wrappers", "autoreset_mode"}
 # SAC-Discrete's default target entropy, as a fraction of the uniform policy's log(n).
 # Christodoulou 2019 used 0.98 and CleanRL's sac_atari 0.89, which keep the behaviour
 # close to uniform; 0.5 lets it commit enough to reach the end of a T-Maze corridor
@@ -154,27 +153,9 @@ class SAC:
         device: str | torch.device = "auto",
     ) -> None:
         # -- the environment ----------------------------------------------------
-        if isinstance(env, str):
-            self.env_id: str | None = env
-            self.env_kwargs = dict(env_kwargs or {})
-            n_envs = 1 if n_envs is None else check_int("n_envs", n_envs, minimum=1)
-            self.env = make_vector_env(env, n_envs, **self.env_kwargs)
-        elif isinstance(env, VectorEnv):
-            check_same_step(env)
-            if n_envs is not None and n_envs != env.num_envs:
-                raise ValueError(f"n_envs={n_envs} but the vector env has num_envs={env.num_envs}")
-            if env_kwargs is not None:
-                raise ValueError("env_kwargs only applies when env is an id, not a vector env")
-            n_envs = env.num_envs
-            self.env = env
-            spec = getattr(env, "spec", None)
-            self.env_id = spec.id if spec is not None else None
-            self.env_kwargs = {
-                k: v for k, v in (spec.kwargs if spec else {}).items() if k not in _VECTOR_SPEC_KEYS
-            }
-        else:
-            raise TypeError(f"env must be an env id or a Gymnasium VectorEnv, got {type(env).__name__}")
-        self.n_envs = n_envs
+        resolved = training_env(env, env_kwargs, n_envs, default_n_envs=1)
+        self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
+        n_envs = self.n_envs = resolved.n_envs
         self.observation_space = self.env.single_observation_space
         self.action_space = self.env.single_action_space
         if not isinstance(self.observation_space, (spaces.Box, spaces.Discrete)):

@@ -9,12 +9,14 @@ episode's first.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import pomdp_bench.envs  # noqa: F401  (registers the ids)
+from pomdp_bench.validation import check_int
 
 
 def make_vector_env(env_id: str, num_envs: int, **env_kwargs: Any) -> VectorEnv:
@@ -49,3 +51,44 @@ def check_same_step(env: VectorEnv) -> None:
             f"the agents need a vector env with autoreset_mode=SAME_STEP (final observations "
             f"in info['final_obs']), got {mode}; build one with pomdp_bench.envs.make.make_vector_env"
         )
+
+
+# Keys of a vector env's spec.kwargs that configure the vectorisation, not the env.
+_VECTOR_SPEC_KEYS = {"num_envs", "vectorization_mode", "vector_kwargs", "wrappers", "autoreset_mode"}
+
+
+@dataclass(frozen=True)
+class TrainingEnv:
+    """The vector env an agent trains on, with the id and kwargs that rebuild it."""
+
+    env: VectorEnv
+    env_id: str | None  # None for a vector env built without a registered id
+    env_kwargs: dict[str, Any]
+    n_envs: int
+
+
+def training_env(
+    env: str | VectorEnv, env_kwargs: dict[str, Any] | None, n_envs: int | None, default_n_envs: int
+) -> TrainingEnv:
+    """Resolve an agent's ``env`` argument: an id (built here with ``n_envs`` copies,
+    ``default_n_envs`` when None) or a ``SAME_STEP`` vector env (taken as it is).
+
+    Raises:
+        TypeError: ``env`` is neither an id nor a Gymnasium ``VectorEnv``.
+        ValueError: ``n_envs`` or ``env_kwargs`` contradict a given vector env, or it
+            does not autoreset in ``SAME_STEP`` mode, or ``n_envs < 1``.
+    """
+    if isinstance(env, str):
+        n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
+        kwargs = dict(env_kwargs or {})
+        return TrainingEnv(make_vector_env(env, n, **kwargs), env, kwargs, n)
+    if isinstance(env, VectorEnv):
+        check_same_step(env)
+        if n_envs is not None and n_envs != env.num_envs:
+            raise ValueError(f"n_envs={n_envs} but the vector env has num_envs={env.num_envs}")
+        if env_kwargs is not None:
+            raise ValueError("env_kwargs only applies when env is an id, not a vector env")
+        spec = getattr(env, "spec", None)
+        kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k not in _VECTOR_SPEC_KEYS}
+        return TrainingEnv(env, spec.id if spec is not None else None, kwargs, env.num_envs)
+    raise TypeError(f"env must be an env id or a Gymnasium VectorEnv, got {type(env).__name__}")

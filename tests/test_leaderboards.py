@@ -1,0 +1,95 @@
+"""The committed leaderboards agree with the schema that leaderboards/README.md documents.
+
+For every suite leaderboard committed under ``leaderboards/`` (``<suite>.csv``,
+``<suite>_runs.csv`` and ``<suite>_horizon.csv`` for the shipped suites):
+
+* the columns are exactly the documented ones, in order, and each parses as its
+  documented type;
+* ``beats_ceiling`` equals ``return_ci_low > ff_ceiling``;
+* every cell has at least 5 seeds;
+* every cell the suite declares is present, unless leaderboards/README.md says the
+  publication is partial, in which case the cells present must be declared ones and
+  their count must match what the README states.
+
+With no committed suite leaderboard the tests skip (nothing is published yet).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pomdp_bench import leaderboard
+from pomdp_bench.report import declared_cells
+from pomdp_bench.suites import available_suites
+
+ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
+SUITES = [s for s in available_suites() if (ROOT / f"{s}.csv").is_file()]
+TABLES = {"": leaderboard.CELL_COLUMNS, "_runs": leaderboard.RUN_COLUMNS, "_horizon": leaderboard.HORIZON_COLUMNS}
+
+pytestmark = pytest.mark.skipif(not SUITES, reason="no suite leaderboard committed under leaderboards/")
+
+
+def documented_schema(readme: str, title_start: str) -> dict[str, str]:
+    """``{column: type}`` from the README's Markdown table under the heading starting with ``title_start``."""
+    section = readme.split(f"### {title_start}", 1)[1].split("\n### ", 1)[0]
+    return dict(re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", section, flags=re.M))
+
+
+def check_type(column: pd.Series, kind: str) -> None:
+    values = column.dropna()
+    if kind == "int":
+        assert (pd.to_numeric(values) % 1 == 0).all(), f"{column.name}: not integers"
+    elif kind == "float":
+        pd.to_numeric(values)  # raises on anything not a number
+    elif kind == "bool":
+        assert set(values.astype(str)) <= {"True", "False"}, f"{column.name}: not booleans"
+    else:
+        assert kind == "str", kind
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    return (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("suite", SUITES)
+@pytest.mark.parametrize("suffix", list(TABLES))
+def test_columns_and_types_match_the_documented_schema(readme: str, suite: str, suffix: str) -> None:
+    path = ROOT / f"{suite}{suffix}.csv"
+    if not path.is_file():
+        assert suffix == "_horizon", f"{path} is missing"
+        return
+    table = pd.read_csv(path, keep_default_na=True)
+    title = {"": "`<suite>.csv`", "_runs": "`<suite>_runs.csv`", "_horizon": "`<suite>_horizon.csv`"}[suffix]
+    schema = documented_schema(readme, title)
+    assert schema == {k: v[0] for k, v in TABLES[suffix].items()}, "README schema differs from the code's"
+    assert list(table.columns) == list(schema), f"{path.name}: columns differ from leaderboards/README.md"
+    for name, kind in schema.items():
+        check_type(table[name], kind)
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
+    cells = pd.read_csv(ROOT / f"{suite}.csv")
+    beats = cells["return_ci_low"] > cells["ff_ceiling"]
+    assert (cells["beats_ceiling"].astype(bool) == beats).all(), "beats_ceiling != (return_ci_low > ff_ceiling)"
+    assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
+
+    declared = declared_cells(suite)
+    present = {
+        (c.env_id, c.env_kwargs, c.agent, c.memory, "" if pd.isna(c.bptt_length) else str(int(c.bptt_length)))
+        for c in cells.itertuples()
+    }
+    assert present <= declared, f"cells not declared by suite {suite}: {sorted(present - declared)}"
+    section = readme.split(f"### `{suite}`", 1)[1].split("\n### ", 1)[0]
+    if present == declared:
+        assert f"coverage: complete ({len(declared)} cells)" in section
+    else:
+        # A partial publication must say so, with the right count.
+        assert f"coverage: partial, {len(present)} of {len(declared)} cells" in section, (
+            f"suite {suite}: {len(declared - present)} declared cells missing and the README does not say partial"
+        )
