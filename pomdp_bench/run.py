@@ -25,18 +25,48 @@ from pomdp_bench.spec import AGENTS, RunSpec
 from pomdp_bench.store import ResultStore
 from pomdp_bench.suites import available_suites, expand, load_suite
 
-# Rough single-thread training speeds (env steps/s) for --dry-run when the store has no measurement.
+# Single-thread training speeds (env steps/s) for --dry-run when the store has no
+# measurement: medians over the memory suite's BPTT lengths, measured on a 2-core
+# machine with three training processes sharing it (so on the slow side), with the
+# memory suite's hyperparameters (agents/*.yaml). (sac, TMaze-v0) and SAC's
+# transformer and mamba were not measured: 80 steps/s is a guess.
 _DEFAULT_RATES = {
-    ("ppo", "none"): 6000.0,
-    ("ppo", "framestack"): 5000.0,
-    ("ppo", "gru"): 3000.0,
-    ("ppo", "lstm"): 3000.0,
-    ("ppo", "transformer"): 1200.0,
-    ("ppo", "mamba"): 1200.0,
-    ("sb3_ppo", "lstm"): 1000.0,
+    ("ppo", "MaskedCartPole-v0"): {
+        "none": 1575,
+        "framestack": 3012,
+        "gru": 708,
+        "lstm": 653,
+        "transformer": 306,
+        "mamba": 159,
+    },
+    ("ppo", "MaskedPendulum-v0"): {
+        "none": 1207,
+        "framestack": 1147,
+        "gru": 490,
+        "lstm": 427,
+        "transformer": 236,
+        "mamba": 194,
+    },
+    ("ppo", "TMaze-v0"): {
+        "none": 2224,
+        "framestack": 2717,
+        "gru": 1081,
+        "lstm": 1798,
+        "transformer": 897,
+        "mamba": 645,
+    },
+    ("ppo", "CueRecall-v0"): {
+        "none": 9790,
+        "framestack": 6982,
+        "gru": 1576,
+        "lstm": 1574,
+        "transformer": 978,
+        "mamba": 466,
+    },
+    ("sac", "MaskedPendulum-v0"): {"none": 110, "framestack": 105, "gru": 112, "lstm": 116},
+    ("sb3_ppo", "MaskedCartPole-v0"): {"lstm": 230},
 }
-# SAC makes a gradient step per env step; measured 20-35 steps/s on Pendulum here under load.
-_DEFAULT_SAC_RATE = 50.0
+_FALLBACK_RATES = {"ppo": 1000.0, "sac": 80.0, "sb3_ppo": 230.0}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,29 +141,27 @@ def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tup
     """Training rates (env steps/s) and the total single-worker seconds of ``specs``.
 
     A rate is the median measured in the store for the same agent, env and memory kind
-    (the env's hyperparameters set most of the cost), else for the same agent and kind
-    on any env, else a rough default. Rerun ``--dry-run`` after a few runs have finished
+    (the env's hyperparameters set most of the cost), else a default measured here
+    (``_DEFAULT_RATES``). Rerun ``--dry-run`` after a few runs have finished
     (or after a short ``--seeds 1 --steps N`` pilot into the same ``--out``) for a
     measured estimate.
     """
     by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    by_kind: dict[tuple[str, ...], list[float]] = defaultdict(list)
     for row in store.rows():
         if row["status"] == "ok":
             spec, result = row["spec"], row["result"]
             per_step = result["wall_seconds"] / max(spec["total_timesteps"], 1)
             by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(per_step)
-            by_kind[(spec["agent"], spec["memory"]["kind"])].append(per_step)
     rates: dict[tuple[str, ...], float] = {}
     total = 0.0
     for spec in specs:
         key = (spec.agent, spec.env_id, spec.memory_kind)
-        measured = by_env.get(key) or by_kind.get((spec.agent, spec.memory_kind))
+        measured = by_env.get(key)
         if measured:
             rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
         else:
-            default = _DEFAULT_SAC_RATE if spec.agent == "sac" else 2000.0
-            rates[key] = _DEFAULT_RATES.get((spec.agent, spec.memory_kind), default)
+            table = _DEFAULT_RATES.get((spec.agent, spec.env_id), {})
+            rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
         total += spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
     return rates, total
 
