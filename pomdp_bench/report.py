@@ -32,6 +32,20 @@ of the mean (`scipy.stats.bootstrap`, 9,999 resamples, fixed seed). A cell
 *beats the ceiling* when the interval's lower end lies above the feedforward
 ceiling, and counts as *learned* (horizon tables) when it lies above the midpoint
 between the ceiling and the optimum.
+
+Beside the suite tables, four CSVs come from scripts, each rewritten by its command
+and carrying its own command, commit and per-seed rows:
+
+| file | what | command |
+|---|---|---|
+| `parity_sb3.csv` | our PPO against sb3-contrib's RecurrentPPO, MaskedCartPole (zeroed layout), 100k steps, 5 seeds | `python scripts/parity_sb3.py` |
+| `ppo_masked_cartpole.csv` | our PPO with every memory kind on MaskedCartPole, 100k / 200k steps, 5 seeds | `python scripts/ppo_masked_cartpole.py` |
+| `sac_parity_sb3.csv` | our SAC against SB3's SAC on Pendulum-v1, 20k steps, 3 seeds | `python scripts/parity_sb3_sac.py` |
+| `sac_masked_pendulum.csv` | SAC with gru against none on MaskedPendulum, 20k steps, 5 seeds | `python scripts/sac_masked_pendulum.py` |
+
+The results store behind the suite tables is `store/results.sqlite`:
+`bash scripts/publish_leaderboards.sh` resumes it (finished runs are skipped) and
+regenerates everything here.
 """
 
 
