@@ -10,9 +10,12 @@
 # store that already holds every run only regenerates the CSVs and figures.
 # To start truly from scratch, delete leaderboards/store/ first.
 #
-# Cost on a 2-core machine (measured rates, see leaderboards/README.md): the memory
-# suite about 4 hours, the horizon suite about 1 hour, the parity suite about
-# 25 minutes. Run it in the background: nohup bash scripts/publish_leaderboards.sh &
+# Cost on a 2-core machine, by `python -m pomdp_bench.run --suite NAME --dry-run`
+# (training speeds measured here): the memory suite about 4.5 hours from scratch
+# (3.7 hours for the 190 runs the committed store still lacks), the horizon suite
+# about 2.5 hours (a rougher estimate: its longer corridors were not measured), the
+# parity suite about 25 minutes. Run it in the background:
+#   nohup bash scripts/publish_leaderboards.sh > publish.log 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
