@@ -22,7 +22,6 @@ comparable or better.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from scipy.stats import bootstrap
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.provenance import git_commit
 
 ENV_ID = "Pendulum-v1"
 # rl-zoo3's hyperparams/sac.yml for Pendulum-v1; the rest are SB3's defaults.
@@ -134,19 +134,6 @@ def row(
 def mean_interval(values: np.ndarray, method: str) -> tuple[float, float]:
     res = bootstrap((values,), np.mean, confidence_level=0.95, method=method, random_state=0)
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

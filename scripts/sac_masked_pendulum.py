@@ -18,7 +18,6 @@ interval's lower end above memory none's upper end).
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from scipy.stats import bootstrap
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.provenance import git_commit
 
 ENV_ID = "MaskedPendulum-v0"
 COMMAND = "python scripts/sac_masked_pendulum.py"
@@ -42,19 +42,6 @@ def interval(values: np.ndarray, method: str) -> tuple[float, float]:
         return np.nan, np.nan
     res = bootstrap((values,), np.mean, confidence_level=0.95, method=method, random_state=0)
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def summarise(runs: pd.DataFrame, episodes: dict[str, list[np.ndarray]], ceiling: float) -> pd.DataFrame:

@@ -36,6 +36,7 @@ from gymnasium.vector import VectorEnv
 from torch import nn
 from tqdm.auto import tqdm
 
+from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.networks import (
     ActorCritic,
     ActorCriticState,
@@ -46,7 +47,7 @@ from pomdp_bench.agents.networks import (
 from pomdp_bench.agents.normalization import Normalizer
 from pomdp_bench.agents.rollout_buffer import RecurrentRolloutBuffer, check_bptt_length
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
-from pomdp_bench.envs.make import check_same_step, make_vector_env, training_env
+from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_float, check_int
 
@@ -552,45 +553,37 @@ class PPO:
         Returns:
             ``[n_episodes]`` float64 returns, in order of completion per copy.
         """
-        if env is None:
-            if self.env_id is None:
-                raise ValueError("this agent was built from a vector env without an id; pass env=")
-            env = make_vector_env(self.env_id, min(n_episodes, self.n_envs), **self.env_kwargs)
-            close = True
-        else:
-            check_same_step(env)
-            close = False
-        n = env.num_envs
-        targets = np.array([(n_episodes + i) // n for i in range(n)])
-        counts = np.zeros(n, dtype=np.int64)
-        returns: list[list[float]] = [[] for _ in range(n)]
-        running = np.zeros(n)
-        obs, _ = env.reset(seed=self.seed + 10_000 if seed is None else seed)
-        mem = self.policy.actor_trunk.initial_state(n, self.device)
-        starts = torch.ones(n, dtype=torch.bool, device=self.device)
         is_box = isinstance(self.action_space, spaces.Box)
         generator = torch.Generator(device=self.device).manual_seed(self.seed + 10_001)
         self.policy.train(False)
-        while (counts < targets).any():
+        mem = None
+
+        def act(obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+            nonlocal mem
+            if mem is None:
+                mem = self.policy.actor_trunk.initial_state(len(obs), self.device)
             with torch.inference_mode():
                 action, mem = self.policy.actor_step(
-                    self._obs_tensor(self.normalizer.obs(obs)), mem, starts, deterministic, generator
+                    self._obs_tensor(self.normalizer.obs(obs)),
+                    mem,
+                    torch.as_tensor(starts, device=self.device),
+                    deterministic,
+                    generator,
                 )
             action_np = action.cpu().numpy()
             if is_box:
                 action_np = np.clip(action_np, self.action_space.low, self.action_space.high)
-            obs, reward, terminated, truncated, _ = env.step(action_np)
-            done = terminated | truncated
-            running += reward
-            for i in np.flatnonzero(done):
-                if counts[i] < targets[i]:
-                    returns[i].append(float(running[i]))
-                    counts[i] += 1
-            running[done] = 0.0
-            starts = torch.as_tensor(done, device=self.device)
-        if close:
-            env.close()
-        return np.array([r for per_copy in returns for r in per_copy], dtype=np.float64)
+            return action_np
+
+        return evaluate_episodes(
+            act,
+            n_episodes,
+            seed=self.seed + 10_000 if seed is None else seed,
+            env=env,
+            env_id=self.env_id,
+            env_kwargs=self.env_kwargs,
+            max_copies=self.n_envs,
+        )
 
     # ------------------------------------------------------------------------
     # Persistence

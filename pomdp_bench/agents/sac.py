@@ -44,6 +44,7 @@ from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_numpy
 from pomdp_bench.agents.sac_networks import (
     SACActor,
@@ -57,7 +58,7 @@ from pomdp_bench.agents.sac_networks import (
 )
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
 from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
-from pomdp_bench.envs.make import check_same_step, make_vector_env, training_env
+from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_bool, check_float, check_int
 
@@ -665,37 +666,26 @@ class SAC:
             ``[n_episodes]`` float64 returns, in order of completion per copy.
         """
         n_episodes = check_int("n_episodes", n_episodes, minimum=1)
-        if env is None:
-            if self.env_id is None:
-                raise ValueError("this agent was built from a vector env without an id; pass env=")
-            env = make_vector_env(self.env_id, min(n_episodes, 16), **self.env_kwargs)
-            close = True
-        else:
-            check_same_step(env)
-            close = False
-        n = env.num_envs
-        targets = np.array([(n_episodes + i) // n for i in range(n)])
-        counts = np.zeros(n, dtype=np.int64)
-        returns: list[list[float]] = [[] for _ in range(n)]
-        running = np.zeros(n)
-        obs, _ = env.reset(seed=self.seed + 10_000 if seed is None else seed)
-        mem = self.actor.initial_state(n, self.device)
-        starts = torch.ones(n, dtype=torch.bool, device=self.device)
         generator = torch.Generator(device=self.device).manual_seed(self.seed + 10_001)
-        while (counts < targets).any():
-            action, mem = self._actor_step(obs, mem, starts, deterministic, generator)
-            obs, reward, terminated, truncated, _ = env.step(action)
-            done = terminated | truncated
-            running += reward
-            for i in np.flatnonzero(done):
-                if counts[i] < targets[i]:
-                    returns[i].append(float(running[i]))
-                    counts[i] += 1
-            running[done] = 0.0
-            starts = torch.as_tensor(done, device=self.device)
-        if close:
-            env.close()
-        return np.array([r for per_copy in returns for r in per_copy], dtype=np.float64)
+        mem = None
+
+        def act(obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+            nonlocal mem
+            if mem is None:
+                mem = self.actor.initial_state(len(obs), self.device)
+            action, mem = self._actor_step(
+                obs, mem, torch.as_tensor(starts, device=self.device), deterministic, generator
+            )
+            return action
+
+        return evaluate_episodes(
+            act,
+            n_episodes,
+            seed=self.seed + 10_000 if seed is None else seed,
+            env=env,
+            env_id=self.env_id,
+            env_kwargs=self.env_kwargs,
+        )
 
     # ------------------------------------------------------------------------
     # Persistence
