@@ -16,6 +16,7 @@ A suite file looks like this (see ``suites/README.md``)::
             env_kwargs: {corridor_length: 10}
             horizon: 10                 # default: the card's memory_horizon
             bptt: [4, 8, 16]            # for kinds trained through time
+            budget_scale: 0.2           # this env's fraction of its card budget (default: the suite's)
             steps: 100000               # default: the card's budget for the agent x budget_scale
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
@@ -45,7 +46,7 @@ from pomdp_bench.validation import check_float
 TIME_KINDS = ("gru", "lstm", "transformer", "mamba")
 _SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "budget_scale", "groups"}
 _GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
-_ENV_KEYS = {"id", "env_kwargs", "horizon", "bptt", "steps", "hyperparams", "memory"}
+_ENV_KEYS = {"id", "env_kwargs", "horizon", "bptt", "budget_scale", "steps", "hyperparams", "memory"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ def load_suite(name: str) -> Suite:
             )
         for env in group["envs"]:
             _check_keys(f"suite {name} group {i} env {env.get('id')}", env, _ENV_KEYS)
+            if "budget_scale" in env:
+                check_float("budget_scale", env["budget_scale"], minimum=0.0, strict_minimum=True)
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
@@ -137,8 +140,8 @@ def expand(
             hp = agent_hyperparams(agent, env_id) | dict(group.get("hyperparams") or {})
             hp |= dict(env.get("hyperparams") or {})
             budget = steps if steps is not None else env.get("steps")
-            if budget is None:  # the card's budget, scaled by the suite
-                budget = round(card.budget_for(agent) * suite.budget_scale)
+            if budget is None:  # the card's budget, scaled by the env entry or else the suite
+                budget = round(card.budget_for(agent) * float(env.get("budget_scale", suite.budget_scale)))
             budget = int(budget)
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()

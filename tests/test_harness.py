@@ -93,6 +93,22 @@ def test_suite_errors_are_clear(tmp_path: Path) -> None:
         load_suite(str(bad))
 
 
+def test_budgets_come_from_the_card_scaled_by_env_then_suite(tmp_path: Path) -> None:
+    path = tmp_path / "budgets.yaml"
+    path.write_text(
+        "name: budgets\nseeds: 1\nbudget_scale: 0.5\ngroups:\n  - agent: ppo\n    memory: [none]\n"
+        "    envs:\n      - {id: TMaze-v0}\n      - {id: CueRecall-v0, budget_scale: 0.25}\n"
+    )
+    budgets = {s.env_id: s.total_timesteps for s in expand(load_suite(str(path)))}
+    assert budgets == {
+        "TMaze-v0": round(get_card("TMaze-v0").budget_for("ppo") * 0.5),
+        "CueRecall-v0": round(get_card("CueRecall-v0").budget_for("ppo") * 0.25),
+    }
+    path.write_text(path.read_text().replace("0.25", "-1"))
+    with pytest.raises(ValueError, match="budget_scale"):
+        load_suite(str(path))
+
+
 def test_spec_key_is_stable_and_complete() -> None:
     spec = expand(load_suite("smoke"))[0]
     assert spec.key() == RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))).key()
