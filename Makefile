@@ -35,6 +35,7 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m pytest
 
 bench: setup

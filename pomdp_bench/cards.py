@@ -60,7 +60,9 @@ class EnvCard:
         if agent in self.budget:
             return int(self.budget[agent])
         if "total_timesteps" not in self.budget:
-            raise ValueError(f"card {self.id}: budget has neither {agent!r} nor total_timesteps: {self.budget}")
+            raise ValueError(
+                f"card {self.id}: budget has neither {agent!r} nor total_timesteps: {self.budget}"
+            )
         return int(self.budget["total_timesteps"])
 
     def ceiling_for(self, env_kwargs: dict[str, Any] | None = None) -> float:

@@ -30,7 +30,10 @@ def main() -> None:
     print("-" * len(header))
     for env_id, card in sorted(load_cards().items()):
         vec = gym.make_vec(
-            env_id, num_envs=256, vectorization_mode="vector_entry_point", autoreset_mode=AutoresetMode.SAME_STEP
+            env_id,
+            num_envs=256,
+            vectorization_mode="vector_entry_point",
+            autoreset_mode=AutoresetMode.SAME_STEP,
         )
         vec.action_space.seed(0)
         random_return = run_episodes(vec, _random_policy(vec.action_space), 1, seed=0).mean()

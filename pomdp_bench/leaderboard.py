@@ -156,14 +156,19 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     )
 
 
-def interval(returns: np.ndarray) -> tuple[float, float]:
-    """95% percentile bootstrap interval of the mean of ``returns [n_seeds]``."""
+def interval(returns: np.ndarray, method: str = "percentile") -> tuple[float, float]:
+    """95% bootstrap interval of the mean of ``returns [n]`` (``scipy.stats.bootstrap``).
+
+    ``method`` is scipy's: ``"percentile"`` (the leaderboards' choice, over seeds) or
+    ``"BCa"`` (for many pooled episodes). One value, or all equal, gives a zero-width
+    interval at that value; none gives NaN.
+    """
     if len(returns) == 0:
         return math.nan, math.nan
     if len(returns) == 1 or np.all(returns == returns[0]):
         return float(returns.mean()), float(returns.mean())
     ci = stats.bootstrap(
-        (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method="percentile", random_state=0
+        (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method=method, random_state=0
     ).confidence_interval
     return float(ci.low), float(ci.high)
 

@@ -98,7 +98,9 @@ def load_suite(name: str) -> Suite:
         groups=raw["groups"],
         eval_episodes=int(raw.get("eval_episodes", 20)),
         eval_points=int(raw.get("eval_points", 10)),
-        budget_scale=check_float("budget_scale", raw.get("budget_scale", 1.0), minimum=0.0, strict_minimum=True),
+        budget_scale=check_float(
+            "budget_scale", raw.get("budget_scale", 1.0), minimum=0.0, strict_minimum=True
+        ),
         raw=raw,
     )
 

@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import bootstrap
 
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.leaderboard import interval as mean_interval
 from pomdp_bench.provenance import git_commit
 
 ENV_ID = "Pendulum-v1"
@@ -131,11 +131,6 @@ def row(
     )
 
 
-def mean_interval(values: np.ndarray, method: str) -> tuple[float, float]:
-    res = bootstrap((values,), np.mean, confidence_level=0.95, method=method, random_state=0)
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -168,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         pooled = np.concatenate(runs)
         seed_means = np.array([r.mean() for r in runs])
         interval = mean_interval(pooled, "BCa")
-        seed_interval = mean_interval(seed_means, "percentile") if len(runs) > 1 else (np.nan, np.nan)
+        seed_interval = mean_interval(seed_means, "percentile")
         mine = per_run[per_run.agent == agent]
         wall, cpu = mine.train_seconds.sum(), mine.train_cpu_seconds.sum()
         rows.append(row(agent, "all", args.timesteps * len(runs), pooled, wall, cpu, interval, seed_interval))

@@ -26,22 +26,15 @@ import numpy as np
 import pandas as pd
 import torch
 import yaml
-from scipy.stats import bootstrap
 
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.leaderboard import interval
 from pomdp_bench.provenance import git_commit
 
 ENV_ID = "MaskedPendulum-v0"
 COMMAND = "python scripts/sac_masked_pendulum.py"
-
-
-def interval(values: np.ndarray, method: str) -> tuple[float, float]:
-    if len(values) < 2:
-        return np.nan, np.nan
-    res = bootstrap((values,), np.mean, confidence_level=0.95, method=method, random_state=0)
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def summarise(runs: pd.DataFrame, episodes: dict[str, list[np.ndarray]], ceiling: float) -> pd.DataFrame:

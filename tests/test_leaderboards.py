@@ -28,7 +28,11 @@ from pomdp_bench.suites import available_suites
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
 SUITES = [s for s in available_suites() if (ROOT / f"{s}.csv").is_file()]
-TABLES = {"": leaderboard.CELL_COLUMNS, "_runs": leaderboard.RUN_COLUMNS, "_horizon": leaderboard.HORIZON_COLUMNS}
+TABLES = {
+    "": leaderboard.CELL_COLUMNS,
+    "_runs": leaderboard.RUN_COLUMNS,
+    "_horizon": leaderboard.HORIZON_COLUMNS,
+}
 
 pytestmark = pytest.mark.skipif(not SUITES, reason="no suite leaderboard committed under leaderboards/")
 
@@ -76,7 +80,9 @@ def test_columns_and_types_match_the_documented_schema(readme: str, suite: str, 
 def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     cells = pd.read_csv(ROOT / f"{suite}.csv")
     beats = cells["return_ci_low"] > cells["ff_ceiling"]
-    assert (cells["beats_ceiling"].astype(bool) == beats).all(), "beats_ceiling != (return_ci_low > ff_ceiling)"
+    assert (cells["beats_ceiling"].astype(bool) == beats).all(), (
+        "beats_ceiling != (return_ci_low > ff_ceiling)"
+    )
     assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
 
     declared = declared_cells(suite)
