@@ -202,6 +202,18 @@ def bptt_policy(bptt_length: Any, horizon: int) -> str:
     return "covers" if int(bptt_length) >= horizon + 1 else "short"
 
 
+def finished_cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs of cells whose every seed has run, as many as the suite's fullest cell.
+
+    A sweep stopped in the middle of a cell leaves it with fewer seeds than the rest;
+    its interval would not be comparable, so it waits until a resumed sweep fills it.
+    """
+    if runs.empty:
+        return runs
+    per_cell = runs.groupby(CELL_KEYS, dropna=False)["run_key"].transform("size")
+    return runs[per_cell == per_cell.max()]
+
+
 def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
     """One row per cell: statistics over seeds, ceilings, scores (see :data:`CELL_COLUMNS`)."""
     records = []

@@ -31,7 +31,8 @@ seeds: the mean, the interquartile mean and a 95% percentile bootstrap interval
 of the mean (`scipy.stats.bootstrap`, 9,999 resamples, fixed seed). A cell
 *beats the ceiling* when the interval's lower end lies above the feedforward
 ceiling, and counts as *learned* (horizon tables) when it lies above the midpoint
-between the ceiling and the optimum.
+between the ceiling and the optimum. A cell is listed once all its seeds have run
+(as many as the suite's fullest cell); `<suite>_runs.csv` lists every stored run.
 
 Beside the suite tables, four CSVs come from scripts, each rewritten by its command
 and carrying its own command, commit and per-seed rows:
@@ -58,7 +59,8 @@ def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
     """Write the CSVs and figures of ``suite`` into ``out``; returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
     runs = leaderboard.runs_frame(store.rows(suite), suite)
-    cells = leaderboard.cells_frame(runs, command=suite_command(store, suite))
+    finished = leaderboard.finished_cells(runs)  # every stored run is listed; cells wait for all seeds
+    cells = leaderboard.cells_frame(finished, command=suite_command(store, suite))
     horizon = leaderboard.horizon_frame(cells)
     paths = [out / f"{suite}.csv", out / f"{suite}_runs.csv"]
     cells.to_csv(paths[0], index=False)
@@ -66,8 +68,8 @@ def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
     if horizon["horizons_tried"].str.contains(";").any():
         paths.append(out / f"{suite}_horizon.csv")
         horizon.to_csv(paths[-1], index=False)
-    curves = pd.DataFrame(store.curves(runs["run_key"]), columns=["run_key", "timesteps", "mean_return"])
-    paths += plots.all_figures(runs, curves, cells, horizon, suite, out)
+    curves = pd.DataFrame(store.curves(finished["run_key"]), columns=["run_key", "timesteps", "mean_return"])
+    paths += plots.all_figures(finished, curves, cells, horizon, suite, out)
     return paths
 
 
@@ -104,7 +106,8 @@ def coverage_line(cells: pd.DataFrame, suite: str) -> str:
 
 def _provenance(store: ResultStore, suite: str) -> str:
     runs = leaderboard.runs_frame(store.rows(suite), suite)
-    lines = [f"### `{suite}`", "", f"- {coverage_line(leaderboard.cells_frame(runs), suite)}"]
+    cells = leaderboard.cells_frame(leaderboard.finished_cells(runs))
+    lines = [f"### `{suite}`", "", f"- {coverage_line(cells, suite)}"]
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(

@@ -250,6 +250,16 @@ def test_empirical_ceiling_is_the_best_memoryless_cell() -> None:
     assert cells["optimal_return"].iloc[0] == get_card("MaskedCartPole-v0").optimal_return
 
 
+def test_cells_are_published_only_once_every_seed_has_run() -> None:
+    runs = _synthetic_runs(
+        {("none", None): [0.5, 0.45, 0.55, 0.5, 0.5], ("gru", 4): [0.5, 0.6, 0.4]},  # a sweep cut mid-cell
+        "TMaze-v0",
+    )
+    finished = leaderboard.finished_cells(runs)
+    assert set(finished["memory"]) == {"none"} and len(finished) == 5
+    assert set(leaderboard.cells_frame(finished)["n_seeds"]) == {5}
+
+
 def test_interval_uses_the_bootstrap_and_handles_degenerate_cells() -> None:
     low, high = leaderboard.interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
     assert 1.0 < low < 3.0 < high < 5.0
