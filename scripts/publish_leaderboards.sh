@@ -10,11 +10,11 @@
 # store that already holds every run only regenerates the CSVs and figures.
 # To start truly from scratch, delete leaderboards/store/ first.
 #
-# Cost on a 2-core machine, by `python -m pomdp_bench.run --suite NAME --dry-run`
-# (training speeds measured here): the memory suite about 4.5 hours from scratch
-# (3.7 hours for the 190 runs the committed store still lacks), the horizon suite
-# about 2.5 hours (a rougher estimate: its longer corridors were not measured), the
-# parity suite about 25 minutes. Run it in the background:
+# Cost on a 2-core machine, measured: the memory suite 283 worker-minutes (about 2.4
+# hours on 2 workers from scratch), the parity suite 26 minutes. The horizon suite's
+# 23 shortest-horizon cells took 47 worker-minutes; `--dry-run` puts its other 423 runs
+# at about 1.7 hours more, a lower bound, since its longer corridors run slower per
+# step. Run it in the background:
 #   nohup bash scripts/publish_leaderboards.sh > publish.log 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/.."
