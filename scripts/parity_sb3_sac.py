@@ -32,8 +32,8 @@ import pandas as pd
 import torch
 
 import pomdp_bench
+from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.leaderboard import interval as mean_interval
 from pomdp_bench.provenance import git_commit
 
@@ -52,23 +52,9 @@ def evaluate_policy(
 ) -> np.ndarray:
     """Returns of ``n_episodes`` episodes of ``ENV_ID`` under ``act`` (a memoryless,
     deterministic policy), each copy running its share, resets seeded by ``seed``."""
-    env = make_vector_env(ENV_ID, min(n_copies, n_episodes))
-    n = env.num_envs
-    targets = np.array([(n_episodes + i) // n for i in range(n)])
-    counts = np.zeros(n, dtype=np.int64)
-    returns: list[list[float]] = [[] for _ in range(n)]
-    running = np.zeros(n)
-    obs, _ = env.reset(seed=seed)
-    while (counts < targets).any():
-        obs, reward, terminated, truncated, _ = env.step(act(obs))
-        running += reward
-        for i in np.flatnonzero(terminated | truncated):
-            if counts[i] < targets[i]:
-                returns[i].append(float(running[i]))
-                counts[i] += 1
-        running[terminated | truncated] = 0.0
-    env.close()
-    return np.array([r for per_copy in returns for r in per_copy])
+    return evaluate_episodes(
+        lambda obs, starts: act(obs), n_episodes, seed=seed, env_id=ENV_ID, max_copies=n_copies
+    )
 
 
 class Timer:
