@@ -90,7 +90,8 @@ def load_suite(name: str) -> Suite:
         for env in group["envs"]:
             _check_keys(f"suite {name} group {i} env {env.get('id')}", env, _ENV_KEYS)
             if "budget_scale" in env:
-                check_float("budget_scale", env["budget_scale"], minimum=0.0, strict_minimum=True)
+                where = f"suite {name} group {i} env {env.get('id')}: budget_scale"
+                check_float(where, env["budget_scale"], minimum=0.0, strict_minimum=True)
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
