@@ -24,6 +24,9 @@ SMALL: dict[str, dict] = {
     "transformer": {"kind": "transformer", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "window": 6},
     "mamba": {"kind": "mamba", "hidden_size": 12, "num_layers": 2, "d_state": 4, "d_conv": 3},
 }
+SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
+# The contract tests cover every kind and the variants that change the forward.
+VARIANTS = (*MEMORY_KINDS, "transformer-nope")
 WITH_PARAMS = ("gru", "lstm", "transformer", "mamba")
 D = 5
 
@@ -78,6 +81,8 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "mamba", "init": "xavier"}, "init must be None or one of"),
         ({"kind": "gru", "hidden_size": 0}, "hidden_size must be >= 1"),
         ({"kind": "framestack", "window": 0}, "window must be >= 1"),
+        ({"kind": "transformer", "position_encoding": "rope"}, "position_encoding must be one of"),
+        ({"kind": "gru", "position_encoding": "none"}, "applies only to kind='transformer'"),
     ],
 )
 def test_config_refuses_bad_values_naming_what_is_valid(value, match):
@@ -147,7 +152,7 @@ def test_forward_refuses_mismatched_shapes(kind):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("kind", MEMORY_KINDS)
+@pytest.mark.parametrize("kind", VARIANTS)
 def test_step_equals_sequence_with_episode_starts(kind, seed):
     """Stepping one step at a time, running in uneven pieces and running the whole
     sequence agree, outputs and final state, with starts inside the sequence."""
@@ -174,7 +179,7 @@ def test_step_equals_sequence_with_episode_starts(kind, seed):
         assert_states_close(state, state_all)
 
 
-@pytest.mark.parametrize("kind", MEMORY_KINDS)
+@pytest.mark.parametrize("kind", VARIANTS)
 def test_reset_isolation(kind):
     """Changing anything before an episode start changes nothing at or after it."""
     memory = make(kind)
@@ -200,7 +205,7 @@ def test_reset_isolation(kind):
         assert not torch.allclose(y2[:start, 1], y[:start, 1])  # the perturbation did reach it
 
 
-@pytest.mark.parametrize("kind", MEMORY_KINDS)
+@pytest.mark.parametrize("kind", VARIANTS)
 def test_zero_state_is_a_fresh_episode(kind):
     memory = make(kind)
     x = torch.randn(9, 3, D)
@@ -221,6 +226,33 @@ def test_framestack_concatenates_the_window_with_zero_padding():
     expected = [[0, 0, 1], [0, 1, 2], [1, 2, 3], [0, 0, 4], [0, 4, 5], [4, 5, 6]]
     assert y[:, 0].tolist() == expected
     assert history[0, :, 0].tolist() == [5, 6]
+
+
+def test_settings_added_later_leave_stored_keys_alone():
+    """A setting added after runs were stored is left out of ``to_dict`` (the run
+    key's input) while it holds the default those runs had."""
+    old = MemoryConfig("transformer", window=4)
+    assert "position_encoding" not in old.to_dict()
+    assert old.to_dict() == {
+        f: getattr(old, f) for f in MemoryConfig.field_names() if f != "position_encoding"
+    }
+    nope = MemoryConfig("transformer", window=4, position_encoding="none")
+    assert nope.to_dict()["position_encoding"] == "none"
+    assert MemoryConfig.from_any(old.to_dict()) == old
+    assert MemoryConfig.from_any(nope.to_dict()) == nope
+
+
+def test_transformer_without_position_encoding_sees_no_position():
+    """With position_encoding="none" the same inputs give the same outputs at any
+    position of an episode once the window is full; with "sinusoidal" they do not."""
+    for encoding, same in (("none", True), ("sinusoidal", False)):
+        memory = make("transformer", position_encoding=encoding)
+        x = torch.randn(6, 1, D).expand(6, 2, D)
+        state = memory.initial_state(2)
+        state = (*state[:2], torch.tensor([10, 300]))  # two positions, both past the window
+        with torch.no_grad():
+            y, _ = memory(x, state, torch.zeros(6, 2, dtype=torch.bool))
+        assert torch.allclose(y[:, 0], y[:, 1], atol=1e-6) is same
 
 
 def test_transformer_counts_positions_within_the_episode():

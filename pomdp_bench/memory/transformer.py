@@ -1,8 +1,10 @@
 """``transformer``: causal self-attention over the last ``window`` steps of the episode.
 
-A GPT-style stack: ``Linear(D, H)`` plus a sinusoidal embedding of the step's
-position within its episode, then pre-LayerNorm blocks (attention, then an MLP),
-then a final LayerNorm. A step attends to itself and the ``window - 1`` steps
+A GPT-style stack: ``Linear(D, H)``, plus (``position_encoding="sinusoidal"``) a
+sinusoidal embedding of the step's position within its episode, then pre-LayerNorm
+blocks (attention, then an MLP), then a final LayerNorm. With
+``position_encoding="none"`` the input carries no position, and the causal window
+is all that orders the steps. A step attends to itself and the ``window - 1`` steps
 before it, never to a step before its episode's start.
 
 The state is a key/value cache of the last ``window - 1`` steps of every layer and
@@ -128,6 +130,7 @@ class TransformerMemory(Memory):
     def __init__(self, config: MemoryConfig, input_size: int) -> None:
         super().__init__(config, input_size, output_size=config.hidden_size)
         self.window = config.window
+        self.sinusoidal = config.position_encoding == "sinusoidal"
         self.in_proj = nn.Linear(input_size, config.hidden_size)
         self.blocks = nn.ModuleList(
             TransformerBlock(config.hidden_size, config.num_heads, config.window)
@@ -147,7 +150,9 @@ class TransformerMemory(Memory):
     def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
         k_cache, v_cache, position = state
         positions = positions_in_episode(starts, position)  # [T, B]
-        h = self.in_proj(x) + sinusoidal_embedding(positions, self.output_size).to(x.dtype)
+        h = self.in_proj(x)  # [T, B, H]
+        if self.sinusoidal:
+            h = h + sinusoidal_embedding(positions, self.output_size).to(x.dtype)
         keys, values = [], []
         for layer, block in enumerate(self.blocks):
             h, k, v = self._maybe_checkpoint(block, h, k_cache[:, layer], v_cache[:, layer], positions)
