@@ -11,10 +11,8 @@
 # To start truly from scratch, delete leaderboards/store/ first.
 #
 # Cost on a 2-core machine, measured: the memory suite 283 worker-minutes (about 2.4
-# hours on 2 workers from scratch), the parity suite 26 minutes. The horizon suite's
-# 23 shortest-horizon cells took 47 worker-minutes; `--dry-run` puts its other 423 runs
-# at about 1.7 hours more, a lower bound, since its longer corridors run slower per
-# step. Run it in the background:
+# hours on 2 workers from scratch), the parity suite 26 minutes, the horizon suite
+# 349 worker-minutes (about 3 hours on 2 workers). Run it in the background:
 #   nohup bash scripts/publish_leaderboards.sh > publish.log 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/.."
