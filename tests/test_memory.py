@@ -279,6 +279,27 @@ def test_lstm_holds_a_plain_nn_lstm_that_takes_foreign_weights():
     torch.testing.assert_close(c, c_ref.transpose(0, 1))
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
+    """PPO scores one minibatch every epoch; the layout of its resets is kept
+    between calls, and must be rebuilt when the starts change in place."""
+    torch.manual_seed(0)
+    memory = build_memory({"kind": kind, "hidden_size": 8, "num_layers": 2}, input_size=3)
+    x, state = torch.randn(12, 4, 3), memory.initial_state(4)
+    starts = torch.zeros(12, 4, dtype=torch.bool)
+    starts[[3, 7], [0, 2]] = True
+    first, _ = memory(x, state, starts)
+    again, _ = memory(x, state, starts)
+    torch.testing.assert_close(again, first, rtol=0, atol=0)
+    starts[5, 1] = True  # in place: the cached layout no longer holds
+    changed, _ = memory(x, state, starts)
+    fresh = build_memory({"kind": kind, "hidden_size": 8, "num_layers": 2}, input_size=3)
+    fresh.load_state_dict(memory.state_dict())
+    expected, _ = fresh(x, state, starts.clone())
+    torch.testing.assert_close(changed, expected, rtol=0, atol=0)
+    assert not torch.equal(changed, first)
+
+
 # ------------------------------------------------------------------- seeding, init, gradients
 @pytest.mark.parametrize(
     ("kind", "init"),
@@ -400,7 +421,7 @@ PROOF: dict[str, tuple[dict, int]] = {
     "none": ({"kind": "none"}, 60),
     "framestack": ({"kind": "framestack", "window": 12}, 60),
     "gru": ({"kind": "gru", "hidden_size": 32}, 120),
-    "lstm": ({"kind": "lstm", "hidden_size": 16}, 150),
+    "lstm": ({"kind": "lstm", "hidden_size": 32}, 200),
     "transformer": ({"kind": "transformer", "hidden_size": 16, "num_heads": 2, "window": 12}, 100),
     "mamba": ({"kind": "mamba", "hidden_size": 16, "d_state": 4}, 120),
 }

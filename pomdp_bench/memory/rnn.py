@@ -27,6 +27,8 @@ any device with a fused RNN kernel.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor, nn
 
@@ -61,6 +63,8 @@ class RecurrentMemory(Memory):
                     nn.init.orthogonal_(param)
                 else:
                     nn.init.zeros_(param)
+        # (starts, its version, layout) of the last _run_with_resets, see _layout.
+        self._cached_layout: tuple[Tensor, int, _ResetLayout] | None = None
 
     def state_spec(self) -> tuple[StateSpec, ...]:
         shape = (self.config.num_layers, self.config.hidden_size)
@@ -73,6 +77,8 @@ class RecurrentMemory(Memory):
     def _run(self, x: Tensor, starts: Tensor, *state: Tensor) -> tuple[Tensor, ...]:
         """``x [T, B, D]``, ``starts [T, B]``, state ``[B, L, H]`` each -> ``(y, *state)``."""
         keep = (~starts[0]).to(x.dtype)[:, None, None]  # a start at step 0 zeroes the state
+        if x.shape[0] == 1:
+            return self._step(x[0], tuple(s * keep for s in state))
         hx = tuple((s * keep).transpose(0, 1).contiguous() for s in state)  # torch's [L, B, H]
         if bool(starts[1:].any()):
             return self._run_with_resets(x, starts, hx)
@@ -80,26 +86,32 @@ class RecurrentMemory(Memory):
         hn = (hn,) if self.kind == "gru" else hn
         return (y, *(h.transpose(0, 1).contiguous() for h in hn))
 
+    def _step(self, x: Tensor, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        """One step (acting, or pieces of length 1) as torch's cell ops, layer by layer:
+        at ``T = 1`` the fused layer's fixed cost is about 3x the cell's.
+
+        ``x [B, D]``, state ``[B, L, H]`` each (already reset) -> ``(y [1, B, H], *state)``.
+        """
+        finals: list[list[Tensor]] = [[] for _ in state]
+        for layer in range(self.config.num_layers):
+            weights = [getattr(self.rnn, f"{n}_l{layer}") for n in _WEIGHT_NAMES]
+            if self.kind == "lstm":
+                x, c = torch.lstm_cell(x, (state[0][:, layer], state[1][:, layer]), *weights)
+                finals[1].append(c)
+            else:
+                x = torch.gru_cell(x, state[0][:, layer], *weights)
+            finals[0].append(x)
+        return (x.unsqueeze(0), *(torch.stack(f, dim=1) for f in finals))
+
     def _run_with_resets(self, x: Tensor, starts: Tensor, hx: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         """Through the fused kernel with reset and hold steps (see the module docstring).
 
         ``hx`` is in torch's ``[L, B, H]`` layout, already reset for starts at step 0.
         """
-        steps, batch, _ = x.shape
-        arange_b = torch.arange(batch, device=x.device)
-        inner = starts.clone()
-        inner[0] = False
-        shift = inner.long().cumsum(0)  # [T, B] reset steps inserted before each step
-        counts = shift[-1]  # [B] starts per copy
-        length = steps + int(counts.max())
-        where = torch.arange(steps, device=x.device)[:, None] + shift  # [T, B] each real step
-        last = steps - 1 + counts  # [B] each copy's last real step
-        # Channels: D inputs, then reset, then hold. Every step that is not real is a
-        # reset step (before a start) or a hold step (after the copy's last real step).
-        real = (where, arange_b.expand(steps, batch))  # index of the real steps in [length, B]
-        positions = torch.arange(length, device=x.device)[:, None]
-        channels = torch.stack([positions <= last, positions > last], dim=-1).to(x.dtype)
-        channels = channels.index_put(real, channels.new_zeros(()))
+        batch = x.shape[1]
+        layout = self._layout(starts)
+        real, last, channels, length = layout.real, layout.last, layout.channels.to(x.dtype), layout.length
+        arange_b = real[1][0]
         inputs = x.new_zeros(length, batch, x.shape[-1]).index_put(real, x)
         finals: list[list[Tensor]] = [[] for _ in hx]
         for layer in range(self.config.num_layers):
@@ -120,6 +132,35 @@ class RecurrentMemory(Memory):
         y = inputs[real]
         return (y, *(torch.stack(f, dim=1) for f in finals))
 
+    def _layout(self, starts: Tensor) -> _ResetLayout:
+        """Where the real, reset and hold steps go for ``starts [T, B]``.
+
+        PPO scores one minibatch every epoch, so the last layout is kept while the
+        same, unchanged ``starts`` tensor comes back.
+        """
+        cached = self._cached_layout
+        if cached is not None and cached[0] is starts and cached[1] == starts._version:
+            return cached[2]
+        steps, batch = starts.shape
+        inner = starts.clone()
+        inner[0] = False
+        shift = inner.long().cumsum(0)  # [T, B] reset steps inserted before each step
+        counts = shift[-1]  # [B] starts per copy
+        length = steps + int(counts.max())
+        where = torch.arange(steps, device=starts.device)[:, None] + shift  # [T, B] each real step
+        last = steps - 1 + counts  # [B] each copy's last real step
+        # Every step that is not real is a reset step (before a start) or a hold step
+        # (after the copy's last real step).
+        arange_b = torch.arange(batch, device=starts.device)
+        real = (where, arange_b.expand(steps, batch))  # index of the real steps in [length, B]
+        positions = torch.arange(length, device=starts.device)[:, None]
+        channels = torch.stack([positions <= last, positions > last], dim=-1)
+        channels = channels.index_put(real, channels.new_zeros(()))
+        layout = _ResetLayout(real, last, channels, length)
+        if not starts.is_inference():  # inference tensors have no version counter
+            self._cached_layout = (starts, starts._version, layout)
+        return layout
+
     def _extra_columns(self, b_ih: Tensor) -> Tensor:
         """``[G * H, 2]`` input weights of the reset and hold channels (gate order as torch's)."""
         hidden = self.config.hidden_size
@@ -135,3 +176,12 @@ class RecurrentMemory(Memory):
 
 
 _WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+class _ResetLayout(NamedTuple):
+    """The extended sequence of :meth:`RecurrentMemory._run_with_resets` for one ``starts``."""
+
+    real: tuple[Tensor, Tensor]  # ([T, B] step index, [T, B] copy index) of the real steps
+    last: Tensor  # [B] each copy's last real step
+    channels: Tensor  # [length, B, 2] bool: the reset and hold channels
+    length: int  # T + the most starts of any copy
