@@ -17,6 +17,7 @@ A suite file looks like this (see ``suites/README.md``)::
             horizon: 10                 # default: the card's memory_horizon
             bptt: [4, 8, 16]            # for kinds trained through time
             budget_scale: 0.2           # this env's fraction of its card budget (default: the suite's)
+            eval_episodes: 100          # this env's evaluation episodes per run (default: the suite's)
             steps: 100000               # default: the card's budget for the agent x budget_scale
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
@@ -40,13 +41,23 @@ import pomdp_bench
 from pomdp_bench.cards import data_dir, get_card
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.spec import AGENTS, RunSpec
-from pomdp_bench.validation import check_float
+from pomdp_bench.validation import check_float, check_int
 
 # Kinds whose BPTT length matters; the others act on the current window only.
 TIME_KINDS = ("gru", "lstm", "transformer", "mamba")
 _SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "budget_scale", "groups"}
 _GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
-_ENV_KEYS = {"id", "env_kwargs", "horizon", "bptt", "budget_scale", "steps", "hyperparams", "memory"}
+_ENV_KEYS = {
+    "id",
+    "env_kwargs",
+    "horizon",
+    "bptt",
+    "budget_scale",
+    "eval_episodes",
+    "steps",
+    "hyperparams",
+    "memory",
+}
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,12 @@ def load_suite(name: str) -> Suite:
             if "budget_scale" in env:
                 where = f"suite {name} group {i} env {env.get('id')}: budget_scale"
                 check_float(where, env["budget_scale"], minimum=0.0, strict_minimum=True)
+            if "eval_episodes" in env:
+                check_int(
+                    f"suite {name} group {i} env {env.get('id')}: eval_episodes",
+                    env["eval_episodes"],
+                    minimum=1,
+                )
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
@@ -146,6 +163,9 @@ def expand(
             if budget is None:  # the card's budget, scaled by the env entry or else the suite
                 budget = round(card.budget_for(agent) * float(env.get("budget_scale", suite.budget_scale)))
             budget = int(budget)
+            # Binary-outcome tasks need many episodes: with 20, the share of one cue
+            # among them moves a constant-answer policy 0.1 off its expected return.
+            eval_episodes = int(env.get("eval_episodes", suite.eval_episodes))
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
@@ -165,7 +185,7 @@ def expand(
                                 seed=seed,
                                 total_timesteps=budget,
                                 hyperparams=hp,
-                                eval_episodes=suite.eval_episodes,
+                                eval_episodes=eval_episodes,
                                 eval_points=suite.eval_points,
                                 horizon=int(env.get("horizon", card.memory_horizon)),
                                 version=pomdp_bench.__version__,

@@ -109,6 +109,19 @@ def test_budgets_come_from_the_card_scaled_by_env_then_suite(tmp_path: Path) -> 
         load_suite(str(path))
 
 
+def test_an_env_entry_can_set_its_own_evaluation_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "episodes.yaml"
+    path.write_text(
+        "name: episodes\nseeds: 1\neval_episodes: 20\ngroups:\n  - agent: ppo\n    memory: [none]\n"
+        "    envs:\n      - {id: TMaze-v0, eval_episodes: 100}\n      - {id: CueRecall-v0}\n"
+    )
+    episodes = {s.env_id: s.eval_episodes for s in expand(load_suite(str(path)))}
+    assert episodes == {"TMaze-v0": 100, "CueRecall-v0": 20}
+    path.write_text(path.read_text().replace("eval_episodes: 100", "eval_episodes: 0"))
+    with pytest.raises(ValueError, match="TMaze-v0: eval_episodes must be >= 1, got 0"):
+        load_suite(str(path))
+
+
 def test_spec_key_is_stable_and_complete() -> None:
     spec = expand(load_suite("smoke"))[0]
     assert spec.key() == RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))).key()
