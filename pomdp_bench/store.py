@@ -192,3 +192,50 @@ class ResultStore:
                 chunk,
             ).fetchall()
         return out
+
+    def replace_suite(self, suite: str, source: ResultStore) -> int:
+        """Make ``suite`` here exactly what it is in ``source``: its runs, curves, sweeps
+        and links, in one transaction; returns the number of runs copied.
+
+        For publishing a suite measured afresh in its own store (a clean wall time).
+        This store's earlier runs of ``suite`` that no other suite links are dropped
+        (git keeps the committed store's history); runs shared with another suite stay.
+        """
+        if source.path.resolve() == self.path.resolve():
+            raise ValueError(f"replace_suite: the source is this store itself ({self.path})")
+        keys = [r[0] for r in source._conn.execute("SELECT key FROM suite_runs WHERE suite = ?", (suite,))]
+        if not keys:
+            raise ValueError(f"replace_suite: {source.path} holds no runs of suite {suite!r}")
+        runs = [
+            row
+            for i in range(0, len(keys), 500)
+            for row in source._conn.execute(
+                f"SELECT * FROM runs WHERE key IN ({','.join('?' * len(keys[i : i + 500]))})",
+                keys[i : i + 500],
+            )
+        ]
+        curves = source.curves(keys)
+        sweeps = source._conn.execute(
+            "SELECT * FROM sweeps WHERE suite = ? ORDER BY rowid", (suite,)
+        ).fetchall()
+        with self._conn:
+            self._conn.execute("DELETE FROM suite_runs WHERE suite = ?", (suite,))
+            self._conn.execute("DELETE FROM sweeps WHERE suite = ?", (suite,))
+            orphans = "SELECT key FROM runs WHERE key NOT IN (SELECT key FROM suite_runs)"
+            self._conn.execute(f"DELETE FROM curves WHERE key IN ({orphans})")
+            self._conn.execute(f"DELETE FROM runs WHERE key IN ({orphans})")
+            self._conn.executemany(
+                f"INSERT OR REPLACE INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs
+            )
+            self._conn.executemany("DELETE FROM curves WHERE key = ?", [(k,) for k in keys])
+            self._conn.executemany(
+                "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)", curves
+            )
+            if sweeps:
+                self._conn.executemany(
+                    f"INSERT INTO sweeps VALUES ({','.join('?' * len(sweeps[0]))})", sweeps
+                )
+            self._conn.executemany(
+                "INSERT INTO suite_runs (suite, key) VALUES (?, ?)", [(suite, k) for k in keys]
+            )
+        return len(runs)

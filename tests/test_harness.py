@@ -122,6 +122,32 @@ def test_an_env_entry_can_set_its_own_evaluation_episodes(tmp_path: Path) -> Non
         load_suite(str(path))
 
 
+def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_path: Path) -> None:
+    specs = expand(load_suite(str(tiny_suite(tmp_path))))
+    old, shared, fresh = specs[0], specs[1], specs[2]
+    with ResultStore(tmp_path / "published") as published, ResultStore(tmp_path / "fresh") as source:
+        for spec in (old, shared):
+            published.write(spec, RunResult(status="ok", final_return=0.0, curve=[(8, 0.0)]))
+        published.link("tiny", [old, shared])
+        published.link("other", [shared])
+        published.finish_sweep(published.start_sweep("tiny", "old command", "a", "m"), 1.0, 2)
+        source.write(fresh, RunResult(status="ok", final_return=1.0, curve=[(8, 0.5), (16, 1.0)]))
+        source.link("tiny", [fresh])
+        source.finish_sweep(source.start_sweep("tiny", "new command", "b", "m"), 2.0, 1)
+
+        assert published.replace_suite("tiny", source) == 1
+        assert [r["key"] for r in published.rows("tiny")] == [fresh.key()]
+        assert [r["key"] for r in published.rows("other")] == [shared.key()]  # still linked: kept
+        assert published.status([old.key(), shared.key(), fresh.key()]) == {
+            shared.key(): "ok",
+            fresh.key(): "ok",
+        }
+        assert published.curves([fresh.key()]) == [(fresh.key(), 8, 0.5), (fresh.key(), 16, 1.0)]
+        assert [s["command"] for s in published.sweeps("tiny")] == ["new command"]
+        with pytest.raises(ValueError, match="holds no runs of suite 'nope'"):
+            published.replace_suite("nope", source)
+
+
 def test_spec_key_is_stable_and_complete() -> None:
     spec = expand(load_suite("smoke"))[0]
     assert spec.key() == RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))).key()
