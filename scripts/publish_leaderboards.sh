@@ -9,6 +9,11 @@
 # interruption (or on a store pulled from git) trains only what is missing, and a
 # store that already holds every run only regenerates the CSVs and figures.
 # To start truly from scratch, delete leaderboards/store/ first.
+# To publish one suite measured afresh (a clean wall time), run it into an empty
+# store and copy it over that suite's runs in the committed one:
+#   python -m pomdp_bench.run --suite memory --out /tmp/fresh --no-report
+#   python -c "from pomdp_bench.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
+#   python -m pomdp_bench.report --results leaderboards/store --out leaderboards
 #
 # Cost on a 2-core machine, measured: the memory suite 283 worker-minutes (about 2.4
 # hours on 2 workers from scratch), the parity suite 26 minutes, the horizon suite
