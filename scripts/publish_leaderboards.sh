@@ -15,9 +15,10 @@
 #   python -c "from pomdp_bench.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --out leaderboards
 #
-# Cost on a 2-core machine, measured: the memory suite 283 worker-minutes (about 2.4
-# hours on 2 workers from scratch), the parity suite 26 minutes, the horizon suite
-# 349 worker-minutes (about 3 hours on 2 workers). Run it in the background:
+# Cost on a 2-core machine, measured: the memory suite 58.6 min on 2 workers
+# (116 worker-minutes), the horizon suite 46.9 min (94 worker-minutes), the parity
+# suite 8.6 min; a slower machine took 283 and 349 worker-minutes for the first two.
+# Run it in the background:
 #   nohup bash scripts/publish_leaderboards.sh > publish.log 2>&1 &
 set -euo pipefail
 cd "$(dirname "$0")/.."
