@@ -83,14 +83,7 @@ class ResultStore:
 
     def status(self, keys: Iterable[str]) -> dict[str, str]:
         """``{key: status}`` for the keys that have a row."""
-        keys = list(keys)
-        out: dict[str, str] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT key, status FROM runs WHERE key IN ({marks})", chunk)
-            out.update(dict(rows.fetchall()))
-        return out
+        return dict(self._select_keys("SELECT key, status FROM runs WHERE key IN ({})", keys))
 
     def link(self, suite: str, specs: Iterable[RunSpec]) -> None:
         """Record that ``specs`` belong to ``suite`` (a run may serve several suites)."""
@@ -182,15 +175,18 @@ class ResultStore:
 
     def curves(self, keys: Iterable[str]) -> list[tuple[str, int, float]]:
         """``(key, timesteps, mean_return)`` for the runs ``keys``."""
+        return self._select_keys(
+            "SELECT key, timesteps, mean_return FROM curves WHERE key IN ({}) ORDER BY key, timesteps", keys
+        )
+
+    def _select_keys(self, query: str, keys: Iterable[str]) -> list[tuple[Any, ...]]:
+        """Rows of ``query`` (whose ``{}`` takes the placeholders) over ``keys``, 500 at a
+        time: SQLite caps the number of parameters in one statement."""
         keys = list(keys)
-        out: list[tuple[str, int, float]] = []
+        out: list[tuple[Any, ...]] = []
         for i in range(0, len(keys), 500):
             chunk = keys[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out += self._conn.execute(
-                f"SELECT key, timesteps, mean_return FROM curves WHERE key IN ({marks}) ORDER BY key, timesteps",
-                chunk,
-            ).fetchall()
+            out += self._conn.execute(query.format(",".join("?" * len(chunk))), chunk).fetchall()
         return out
 
     def replace_suite(self, suite: str, source: ResultStore) -> int:
@@ -206,14 +202,7 @@ class ResultStore:
         keys = [r[0] for r in source._conn.execute("SELECT key FROM suite_runs WHERE suite = ?", (suite,))]
         if not keys:
             raise ValueError(f"replace_suite: {source.path} holds no runs of suite {suite!r}")
-        runs = [
-            row
-            for i in range(0, len(keys), 500)
-            for row in source._conn.execute(
-                f"SELECT * FROM runs WHERE key IN ({','.join('?' * len(keys[i : i + 500]))})",
-                keys[i : i + 500],
-            )
-        ]
+        runs = source._select_keys("SELECT * FROM runs WHERE key IN ({})", keys)
         curves = source.curves(keys)
         sweeps = source._conn.execute(
             "SELECT * FROM sweeps WHERE suite = ? ORDER BY rowid", (suite,)
