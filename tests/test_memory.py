@@ -298,6 +298,25 @@ def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
     expected, _ = fresh(x, state, starts.clone())
     torch.testing.assert_close(changed, expected, rtol=0, atol=0)
     assert not torch.equal(changed, first)
+    x[2, 3] += 1.0  # in place: the kept first-layer input no longer holds either
+    moved, _ = memory(x, state, starts)
+    expected, _ = fresh(x.clone(), state, starts.clone())
+    torch.testing.assert_close(moved, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
+    """A batch first scored under inference mode (acting) and then trained on must
+    still backpropagate: nothing derived under inference mode is kept."""
+    memory = build_memory({"kind": kind, "hidden_size": 8}, input_size=3)
+    x, state = torch.randn(6, 2, 3), memory.initial_state(2)
+    starts = torch.zeros(6, 2, dtype=torch.bool)
+    starts[3, 1] = True
+    with torch.inference_mode():
+        memory(x, state, starts)
+    y, _ = memory(x, state, starts)
+    y.sum().backward()
+    assert all(p.grad is not None for p in memory.parameters())
 
 
 # ------------------------------------------------------------------- seeding, init, gradients

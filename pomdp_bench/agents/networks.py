@@ -268,6 +268,8 @@ class ActorCritic(nn.Module):
         if isinstance(self.observation_space, spaces.Discrete):
             return nn.functional.one_hot(obs.long(), self.obs_size).float()
         shape = self.observation_space.shape
+        if len(shape) == 1:  # already [..., D]: float32 comes back as the same tensor,
+            return obs.float()  # which lets a memory keep what it derived from it
         return obs.reshape(*obs.shape[: obs.dim() - len(shape)], self.obs_size).float()
 
     def initial_state(self, batch_size: int, device: torch.device | None = None) -> ActorCriticState:

@@ -33,10 +33,10 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
-from torch import nn
 from tqdm.auto import tqdm
 
 from pomdp_bench.agents.evaluation import evaluate_episodes
+from pomdp_bench.agents.flat_parameters import FlatParameters
 from pomdp_bench.agents.networks import (
     ActorCritic,
     ActorCriticState,
@@ -51,7 +51,7 @@ from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_float, check_int
 
-_SAVE_FORMAT = 1
+_SAVE_FORMAT = 2  # 2: the optimiser holds one flat parameter
 # Keys Gymnasium adds to a vector env's spec.kwargs that are not the env's own.
 
 
@@ -231,9 +231,11 @@ class PPO:
                 ortho_init=ortho_init,
                 log_std_init=log_std_init,
             ).to(self.device)
-        # eps 1e-5 as SB3's policies; the fused kernel is one op for all parameters.
+        # One flat buffer for all parameters: zeroing, clipping and Adam are one op
+        # each (see flat_parameters). eps 1e-5 as SB3's policies.
+        self.flat_params = FlatParameters(self.policy)
         self.optimizer = torch.optim.Adam(
-            self.policy.parameters(), lr=self.learning_rate(1.0), eps=1e-5, fused=True
+            [self.flat_params.param], lr=self.learning_rate(1.0), eps=1e-5, fused=True
         )
         self.normalizer = Normalizer(
             self.observation_space.shape,
@@ -404,6 +406,7 @@ class PPO:
     def _update(self, progress_remaining: float) -> dict[str, float]:
         """``n_epochs`` passes of minibatch gradient steps over the rollout."""
         self.policy.train(True)
+        self.flat_params.check()
         lr = self.learning_rate(progress_remaining)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -437,13 +440,13 @@ class PPO:
                 value_loss = (mb.returns - values).pow(2).mean()
 
                 entropy_loss = -entropy.mean()
-                loss = policy_loss + self.ent_coef * entropy_loss + self.vf_coef * value_loss
+                loss = policy_loss + self.vf_coef * value_loss
+                if self.ent_coef:  # no backward pass through a bonus of weight 0
+                    loss = loss + self.ent_coef * entropy_loss
 
-                self.optimizer.zero_grad(set_to_none=True)
+                self.flat_params.zero_grad()
                 loss.backward()
-                grad_norm = nn.utils.clip_grad_norm_(
-                    self.policy.parameters(), self.max_grad_norm, foreach=True
-                )
+                grad_norm = self.flat_params.clip_grad_norm_(self.max_grad_norm)
                 if not math.isfinite(float(loss.detach() + grad_norm)):  # NaN or inf in either
                     raise FloatingPointError(
                         f"PPO update {self.n_updates + 1} (epoch {epoch + 1}, minibatch {i + 1}, "
@@ -460,9 +463,8 @@ class PPO:
                 logs["log_ratio"].append(log_ratio.detach())
 
         self.n_updates += 1
-        params = torch.cat([p.detach().reshape(-1) for p in self.policy.parameters()])
-        if not bool(torch.isfinite(params).all()):
-            bad = [name for name, p in self.policy.named_parameters() if not bool(torch.isfinite(p).all())]
+        bad = self.flat_params.nonfinite()
+        if bad:
             raise FloatingPointError(
                 f"PPO update {self.n_updates} (timesteps {self.num_timesteps}) left non-finite "
                 f"parameters: {bad}"

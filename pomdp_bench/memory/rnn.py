@@ -63,8 +63,14 @@ class RecurrentMemory(Memory):
                     nn.init.orthogonal_(param)
                 else:
                     nn.init.zeros_(param)
+        # Names of each layer's (w_ih, w_hh, b_ih, b_hh), looked up once.
+        self._weight_names = [
+            tuple(f"{n}_l{layer}" for n in _WEIGHT_NAMES) for layer in range(config.num_layers)
+        ]
         # (starts, its version, layout) of the last _run_with_resets, see _layout.
         self._cached_layout: tuple[Tensor, int, _ResetLayout] | None = None
+        self._lstm_columns: Tensor | None = None  # see _extra_columns
+        self._cached_input: tuple[Tensor, int, _ResetLayout, Tensor] | None = None  # see _first_input
 
     def state_spec(self) -> tuple[StateSpec, ...]:
         shape = (self.config.num_layers, self.config.hidden_size)
@@ -76,15 +82,22 @@ class RecurrentMemory(Memory):
 
     def _run(self, x: Tensor, starts: Tensor, *state: Tensor) -> tuple[Tensor, ...]:
         """``x [T, B, D]``, ``starts [T, B]``, state ``[B, L, H]`` each -> ``(y, *state)``."""
-        keep = (~starts[0]).to(x.dtype)[:, None, None]  # a start at step 0 zeroes the state
+        reset = starts[0, :, None, None]  # a start at step 0 zeroes the state
+        state = tuple(s.masked_fill(reset, 0.0) for s in state)
         if x.shape[0] == 1:
-            return self._step(x[0], tuple(s * keep for s in state))
-        hx = tuple((s * keep).transpose(0, 1).contiguous() for s in state)  # torch's [L, B, H]
+            return self._step(x[0], state)
+        hx = tuple(s.transpose(0, 1).contiguous() for s in state)  # torch's [L, B, H]
         if bool(starts[1:].any()):
             return self._run_with_resets(x, starts, hx)
         y, hn = self.rnn(x, hx[0] if self.kind == "gru" else hx)
         hn = (hn,) if self.kind == "gru" else hn
         return (y, *(h.transpose(0, 1).contiguous() for h in hn))
+
+    def _weights(self, layer: int) -> list[Tensor]:
+        """``[w_ih, w_hh, b_ih, b_hh]`` of ``layer`` (a dict lookup: ``getattr`` on a
+        module costs a microsecond each, and acting asks for them every step)."""
+        params = self.rnn._parameters
+        return [params[name] for name in self._weight_names[layer]]
 
     def _step(self, x: Tensor, state: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         """One step (acting, or pieces of length 1) as torch's cell ops, layer by layer:
@@ -92,15 +105,18 @@ class RecurrentMemory(Memory):
 
         ``x [B, D]``, state ``[B, L, H]`` each (already reset) -> ``(y [1, B, H], *state)``.
         """
+        layers = self.config.num_layers
         finals: list[list[Tensor]] = [[] for _ in state]
-        for layer in range(self.config.num_layers):
-            weights = [getattr(self.rnn, f"{n}_l{layer}") for n in _WEIGHT_NAMES]
+        for layer in range(layers):
+            weights = self._weights(layer)
             if self.kind == "lstm":
                 x, c = torch.lstm_cell(x, (state[0][:, layer], state[1][:, layer]), *weights)
                 finals[1].append(c)
             else:
                 x = torch.gru_cell(x, state[0][:, layer], *weights)
             finals[0].append(x)
+        if layers == 1:  # a view, where a stack would copy
+            return (x.unsqueeze(0), *(f[0].unsqueeze(1) for f in finals))
         return (x.unsqueeze(0), *(torch.stack(f, dim=1) for f in finals))
 
     def _run_with_resets(self, x: Tensor, starts: Tensor, hx: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
@@ -108,29 +124,48 @@ class RecurrentMemory(Memory):
 
         ``hx`` is in torch's ``[L, B, H]`` layout, already reset for starts at step 0.
         """
-        batch = x.shape[1]
+        steps, batch = starts.shape
         layout = self._layout(starts)
-        real, last, channels, length = layout.real, layout.last, layout.channels.to(x.dtype), layout.length
-        arange_b = real[1][0]
-        inputs = x.new_zeros(length, batch, x.shape[-1]).index_put(real, x)
+        inputs = self._first_input(x, layout)  # [length, B, D + 2]
         finals: list[list[Tensor]] = [[] for _ in hx]
         for layer in range(self.config.num_layers):
-            w_ih, w_hh, b_ih, b_hh = (getattr(self.rnn, f"{n}_l{layer}") for n in _WEIGHT_NAMES)
+            w_ih, w_hh, b_ih, b_hh = self._weights(layer)
             weights = [torch.cat([w_ih, self._extra_columns(b_ih)], dim=1), w_hh, b_ih, b_hh]
-            layer_in = torch.cat([inputs, channels], dim=-1)
+            if layer > 0:
+                inputs = torch.cat([inputs, layout.channels.to(x.dtype)], dim=-1)
             if self.kind == "lstm":
                 state_in = (hx[0][layer : layer + 1], hx[1][layer : layer + 1])
                 inputs, _, c_n = torch.lstm(
-                    layer_in, state_in, weights, True, 1, 0.0, self.training, False, False
+                    inputs, state_in, weights, True, 1, 0.0, self.training, False, False
                 )
                 finals[1].append(c_n[0])  # held exactly since the last real step
             else:
                 inputs, _ = torch.gru(
-                    layer_in, hx[0][layer : layer + 1], weights, True, 1, 0.0, self.training, False, False
+                    inputs, hx[0][layer : layer + 1], weights, True, 1, 0.0, self.training, False, False
                 )
-            finals[0].append(inputs[last, arange_b])  # h at the last real step
-        y = inputs[real]
+            flat = inputs.reshape(layout.length * batch, -1)  # [length * B, H]
+            finals[0].append(flat.index_select(0, layout.last))  # h at the last real step
+        y = flat.index_select(0, layout.real).view(steps, batch, -1)
         return (y, *(torch.stack(f, dim=1) for f in finals))
+
+    def _first_input(self, x: Tensor, layout: _ResetLayout) -> Tensor:
+        """The first layer's input, ``[length, B, D + 2]``: ``x [T, B, D]`` at its real
+        steps, zeros at the reset and hold steps, then the two channels.
+
+        Kept while the same unchanged ``x`` comes back with the same layout and needs
+        no gradient: PPO scores the same observations in every epoch.
+        """
+        cached = self._cached_input
+        if cached is not None and cached[0] is x and cached[1] == x._version and cached[2] is layout:
+            return cached[3]
+        steps, batch, width = x.shape
+        placed = x.new_zeros(layout.length * batch, width).index_copy(
+            0, layout.real, x.reshape(steps * batch, width)
+        )
+        inputs = torch.cat([placed.view(layout.length, batch, width), layout.channels.to(x.dtype)], dim=-1)
+        if not x.requires_grad and _may_keep(x):
+            self._cached_input = (x, x._version, layout, inputs)
+        return inputs
 
     def _layout(self, starts: Tensor) -> _ResetLayout:
         """Where the real, reset and hold steps go for ``starts [T, B]``.
@@ -152,36 +187,56 @@ class RecurrentMemory(Memory):
         # Every step that is not real is a reset step (before a start) or a hold step
         # (after the copy's last real step).
         arange_b = torch.arange(batch, device=starts.device)
-        real = (where, arange_b.expand(steps, batch))  # index of the real steps in [length, B]
         positions = torch.arange(length, device=starts.device)[:, None]
-        channels = torch.stack([positions <= last, positions > last], dim=-1)
-        channels = channels.index_put(real, channels.new_zeros(()))
-        layout = _ResetLayout(real, last, channels, length)
-        if not starts.is_inference():  # inference tensors have no version counter
+        channels = torch.stack([positions <= last, positions > last], dim=-1)  # [length, B, 2]
+        channels[where, arange_b.expand(steps, batch)] = False
+        # Rows of the extended sequence flattened to [length * B]: row = step * B + copy.
+        layout = _ResetLayout(
+            real=(where * batch + arange_b).reshape(-1),
+            last=last * batch + arange_b,
+            channels=channels.float(),
+            length=length,
+        )
+        if _may_keep(starts):
             self._cached_layout = (starts, starts._version, layout)
         return layout
 
     def _extra_columns(self, b_ih: Tensor) -> Tensor:
-        """``[G * H, 2]`` input weights of the reset and hold channels (gate order as torch's)."""
+        """``[G * H, 2]`` input weights of the reset and hold channels (gate order as torch's).
+
+        The LSTM's are constants, kept after the first call; the GRU's cancel ``b_ih``.
+        """
+        cached = self._lstm_columns
+        if cached is not None and cached.dtype == b_ih.dtype and cached.device == b_ih.device:
+            return cached
         hidden = self.config.hidden_size
         big = b_ih.new_full((hidden,), _SATURATE)
         zero = b_ih.new_zeros(hidden)
         if self.kind == "lstm":  # gates i, f, g, o: reset i = f = 0; hold i = 0, f = 1
             reset = torch.cat([-big, -big, zero, zero])
             hold = torch.cat([-big, big, zero, zero])
-        else:  # gates r, z, n: reset r = z = 0 and n's input bias cancelled (n = 0); hold z = 1
-            reset = torch.cat([-big, -big, -b_ih[2 * hidden :]])
-            hold = torch.cat([zero, big, zero])
+            self._lstm_columns = torch.stack([reset, hold], dim=1)
+            return self._lstm_columns
+        # gates r, z, n: reset r = z = 0 and n's input bias cancelled (n = 0); hold z = 1
+        reset = torch.cat([-big, -big, -b_ih[2 * hidden :]])
+        hold = torch.cat([zero, big, zero])
         return torch.stack([reset, hold], dim=1)
 
 
 _WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
+def _may_keep(key: Tensor) -> bool:
+    """Whether what was derived from ``key`` may be kept for a later call: not under
+    inference mode (its results cannot enter a later backward pass), and ``key``
+    has a version counter to detect in-place changes (inference tensors have none)."""
+    return not key.is_inference() and not torch.is_inference_mode_enabled()
+
+
 class _ResetLayout(NamedTuple):
     """The extended sequence of :meth:`RecurrentMemory._run_with_resets` for one ``starts``."""
 
-    real: tuple[Tensor, Tensor]  # ([T, B] step index, [T, B] copy index) of the real steps
-    last: Tensor  # [B] each copy's last real step
-    channels: Tensor  # [length, B, 2] bool: the reset and hold channels
+    real: Tensor  # [T * B] row of each real step (t, b) in the extended sequence
+    last: Tensor  # [B] row of each copy's last real step
+    channels: Tensor  # [length, B, 2] float32 0/1: the reset and hold channels
     length: int  # T + the most starts of any copy
