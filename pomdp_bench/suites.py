@@ -145,9 +145,16 @@ def expand(
     seeds: int | None = None,
     steps: int | None = None,
 ) -> list[RunSpec]:
-    """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's)."""
+    """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's).
+
+    Listed seed by seed (every cell's seed 0, then every cell's seed 1, ...), which
+    is the order a sweep runs them in: an interrupted sweep holds some seeds of
+    every cell, and agents compared in one suite (ours and sb3-contrib's in
+    ``parity``) take turns on the machine, so a slow spell of a shared machine
+    does not land on one agent only.
+    """
     n_seeds = suite.seeds if seeds is None else seeds
-    specs: list[RunSpec] = []
+    cells: dict[int, list[RunSpec]] = {}  # seed -> that seed's run of every cell
     for group in suite.groups:
         agent = group["agent"]
         if agents and agent not in agents:
@@ -173,7 +180,7 @@ def expand(
                     if bptt and length not in bptt:
                         continue
                     for seed in range(n_seeds):
-                        specs.append(
+                        cells.setdefault(seed, []).append(
                             RunSpec(
                                 env_id=env_id,
                                 env_kwargs=dict(env.get("env_kwargs") or {}),
@@ -189,4 +196,4 @@ def expand(
                                 version=pomdp_bench.__version__,
                             )
                         )
-    return specs
+    return [spec for seed in sorted(cells) for spec in cells[seed]]

@@ -63,6 +63,12 @@ def test_shipped_suites_parse_and_expand() -> None:
         assert len({s.key() for s in specs}) == len(specs), f"{name} has duplicate runs"
 
 
+def test_runs_are_listed_seed_by_seed_so_compared_agents_take_turns() -> None:
+    specs = expand(load_suite("parity"))
+    assert [(s.seed, s.agent) for s in specs[:4]] == [(0, "ppo"), (0, "sb3_ppo"), (1, "ppo"), (1, "sb3_ppo")]
+    assert [s.seed for s in specs] == sorted(s.seed for s in specs)
+
+
 def test_memory_suite_covers_the_grid() -> None:
     suite = load_suite("memory")
     specs = expand(suite)
