@@ -298,7 +298,7 @@ class ActorCritic(nn.Module):
         deterministic: bool = False,
         generator: torch.Generator | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, ActorCriticState]:
-        """One step for ``B`` copies (a sequence of length 1).
+        """One step of the actor and the critic for ``B`` copies (a sequence of length 1).
 
         Args:
             obs: ``[B, *obs_shape]``.
@@ -308,14 +308,23 @@ class ActorCritic(nn.Module):
         Returns:
             ``(action [B, ...], log_prob [B], value [B], state after this step)``
         """
-        x = self.preprocess(obs).unsqueeze(0)
-        latent_pi, latent_vf, state = self._trunks(x, state, episode_starts.unsqueeze(0))
-        params = self.action_head(self.pi_net(latent_pi[0]))
-        action = (
-            self.action_head.mode(params) if deterministic else self.action_head.sample(params, generator)
+        action, log_prob, actor_state = self.actor_step(
+            obs, state.actor, episode_starts, deterministic, generator
         )
-        log_prob = self.action_head.log_prob(params, action)
-        return action, log_prob, self.value_from_latent(latent_vf[0]), state
+        if self.critic_trunk is None:
+            latent, _ = self.actor_trunk(
+                self.preprocess(obs).unsqueeze(0), state.actor, episode_starts.unsqueeze(0)
+            )
+            return action, log_prob, self.value_from_latent(latent[0]), ActorCriticState(actor_state, ())
+        latent, critic_state = self.critic_trunk(
+            self.preprocess(obs).unsqueeze(0), state.critic, episode_starts.unsqueeze(0)
+        )
+        return (
+            action,
+            log_prob,
+            self.value_from_latent(latent[0]),
+            ActorCriticState(actor_state, critic_state),
+        )
 
     def actor_step(
         self,
@@ -324,15 +333,24 @@ class ActorCritic(nn.Module):
         episode_starts: Tensor,
         deterministic: bool,
         generator: torch.Generator | None = None,
-    ) -> tuple[Tensor, MemoryState]:
-        """The actor alone for one step: ``obs [B, *obs_shape]`` -> ``(action [B, ...], actor state)``."""
+    ) -> tuple[Tensor, Tensor, MemoryState]:
+        """The actor alone for one step.
+
+        Args:
+            obs: ``[B, *obs_shape]``.
+            state: the actor's memory before this step.
+            episode_starts: ``[B]`` bool, this step begins an episode.
+
+        Returns:
+            ``(action [B, ...], log_prob [B], actor state after this step)``
+        """
         x = self.preprocess(obs).unsqueeze(0)
         latent, state = self.actor_trunk(x, state, episode_starts.unsqueeze(0))
         params = self.action_head(self.pi_net(latent[0]))
         action = (
             self.action_head.mode(params) if deterministic else self.action_head.sample(params, generator)
         )
-        return action, state
+        return action, self.action_head.log_prob(params, action), state
 
     def predict_values(self, obs: Tensor, state: ActorCriticState, episode_starts: Tensor) -> Tensor:
         """Critic values ``[T, B]`` of ``obs [T, B, *obs_shape]`` from ``state``."""

@@ -335,23 +335,32 @@ class PPO:
         return torch.as_tensor(obs, device=self.device)
 
     def _collect_rollout(self) -> None:
-        """Run ``n_steps`` steps in every copy into the buffer, then compute GAE."""
+        """Run ``n_steps`` steps in every copy into the buffer, then compute GAE.
+
+        Only the actor runs step by step. The critic's memory depends on the
+        observations and episode starts alone, not on the actions, so its values
+        are read afterwards, one sequence pass per piece (:meth:`_critic_pass`):
+        the same numbers as step by step (the memory contract), without a second
+        memory step and value head on every env step.
+        """
         buf, policy, device = self.buffer, self.policy, self.device
         policy.train(False)
         is_box = isinstance(self.action_space, spaces.Box)
-        buf.final_values.zero_()
+        start = self._state  # the memories before step 0
+        actor_state = start.actor
+        # (step, copies, their normalised final observations) of time-limit truncations
+        truncations: list[tuple[int, np.ndarray, np.ndarray]] = []
         for t in range(self.n_steps):
             if buf.is_piece_start(t):
-                buf.store_piece_start(t, self._state)  # the memory this piece starts from
+                buf.store_piece_start(t, ActorCriticState(actor_state, ()))  # the critic's: _critic_pass
             with torch.inference_mode():
-                action, log_prob, value, self._state = policy.act(
-                    self._obs, self._state, self._episode_starts, generator=self._act_generator
+                action, log_prob, actor_state = policy.actor_step(
+                    self._obs, actor_state, self._episode_starts, False, self._act_generator
                 )
             buf.obs[t] = self._obs
             buf.episode_starts[t] = self._episode_starts
             buf.actions[t] = action
             buf.log_probs[t] = log_prob
-            buf.values[t] = value
 
             action_np = action.cpu().numpy()
             if is_box:
@@ -374,34 +383,71 @@ class PPO:
             buf.rewards[t] = torch.as_tensor(self.normalizer.reward(reward, done), device=device)
             buf.terminated[t] = torch.as_tensor(terminated, device=device)
             buf.dones[t] = torch.as_tensor(done, device=device)
-
-            # Truncated episodes bootstrap on V(final obs), read by the critic from
-            # the memory that episode built (its state after this step, before the
-            # reset that the next step's episode start triggers).
             cut = np.flatnonzero(truncated & ~terminated)
-            if cut.size:
-                final_obs = self.normalizer.obs(np.stack([info["final_obs"][i] for i in cut]))
-                idx = torch.as_tensor(cut, device=device)
-                state = ActorCriticState(
-                    tuple(s.index_select(0, idx) for s in self._state.actor),
-                    tuple(s.index_select(0, idx) for s in self._state.critic),
+            if cut.size:  # normalised now, with the statistics of this step
+                truncations.append(
+                    (t, cut, self.normalizer.obs(np.stack([info["final_obs"][i] for i in cut])))
                 )
-                with torch.inference_mode():
-                    v = policy.predict_values(
-                        self._obs_tensor(final_obs).unsqueeze(0),
-                        state,
-                        torch.zeros(1, cut.size, dtype=torch.bool, device=device),
-                    )
-                buf.final_values[t, idx] = v[0]
 
             self._obs = self._obs_tensor(next_obs_n)
             self._episode_starts = torch.as_tensor(done, device=device)
 
+        self._state = ActorCriticState(actor_state, self._critic_pass(start, truncations))
         with torch.inference_mode():
             last_values = policy.predict_values(
                 self._obs.unsqueeze(0), self._state, self._episode_starts.unsqueeze(0)
             )[0]
         buf.compute_gae(last_values.clone(), self.gamma, self.gae_lambda)
+
+    def _critic_pass(
+        self, start: ActorCriticState, truncations: list[tuple[int, np.ndarray, np.ndarray]]
+    ) -> tuple[torch.Tensor, ...]:
+        """Fill the buffer's values, the critic's piece-start memories and the
+        truncation bootstraps, running the critic over the collected rollout piece by
+        piece from its memory at the rollout's start (``start``).
+
+        A truncated episode bootstraps on ``V(final obs)``, read from the memory that
+        episode built: the critic is replayed over the copy's piece up to the
+        truncating step, then reads the final observation.
+
+        Returns:
+            the critic's memory after the last step (``()`` when the memory is shared).
+        """
+        buf, policy, length = self.buffer, self.policy, self.buffer.bptt_length
+        shared = policy.critic_trunk is None
+        trunk = policy.actor_trunk if shared else policy.critic_trunk
+        state = start.actor if shared else start.critic
+        buf.final_values.zero_()
+        for k in range(self.n_steps // length):
+            first = k * length
+            if not shared:
+                buf.piece_states[k] = ActorCriticState(
+                    buf.piece_states[k].actor, tuple(s.clone() for s in state)
+                )
+            piece_start = state
+            with torch.inference_mode():
+                steps = slice(first, first + length)
+                latent, state = trunk(policy.preprocess(buf.obs[steps]), state, buf.episode_starts[steps])
+                values = policy.value_from_latent(latent)  # [L, B]
+            buf.values[steps] = values
+            for t, cut, final_obs in truncations:
+                if not first <= t < first + length:
+                    continue
+                idx = torch.as_tensor(cut, device=self.device)
+                with torch.inference_mode():
+                    _, memory = trunk(  # the memory after step t of the truncated copies
+                        policy.preprocess(buf.obs[first : t + 1].index_select(1, idx)),
+                        tuple(s.index_select(0, idx) for s in piece_start),
+                        buf.episode_starts[first : t + 1].index_select(1, idx),
+                    )
+                    latent, _ = trunk(
+                        policy.preprocess(self._obs_tensor(final_obs)).unsqueeze(0),
+                        memory,
+                        torch.zeros(1, cut.size, dtype=torch.bool, device=self.device),
+                    )
+                    bootstrap = policy.value_from_latent(latent)[0]
+                buf.final_values[t, idx] = bootstrap
+        return () if shared else state
 
     def _update(self, progress_remaining: float) -> dict[str, float]:
         """``n_epochs`` passes of minibatch gradient steps over the rollout."""
@@ -520,7 +566,7 @@ class PPO:
         )
         self.policy.train(False)
         with torch.inference_mode():
-            action, mem = self.policy.actor_step(
+            action, _, mem = self.policy.actor_step(
                 self._obs_tensor(self.normalizer.obs(obs)),
                 mem,
                 starts,
@@ -565,7 +611,7 @@ class PPO:
             if mem is None:
                 mem = self.policy.actor_trunk.initial_state(len(obs), self.device)
             with torch.inference_mode():
-                action, mem = self.policy.actor_step(
+                action, _, mem = self.policy.actor_step(
                     self._obs_tensor(self.normalizer.obs(obs)),
                     mem,
                     torch.as_tensor(starts, device=self.device),
