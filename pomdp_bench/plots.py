@@ -36,10 +36,12 @@ def _variant(env_id: str, env_kwargs: str) -> str:
 
 def _save(fig: plt.Figure, out: Path, name: str) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
-    for path in paths:
-        fig.savefig(
-            path, bbox_inches="tight", dpi=120, metadata={"Date": None} if path.suffix == ".svg" else None
-        )
+    # No date and fixed element ids: the same data gives byte-identical SVGs.
+    with plt.rc_context({"svg.hashsalt": name}):
+        for path in paths:
+            fig.savefig(
+                path, bbox_inches="tight", dpi=120, metadata={"Date": None} if path.suffix == ".svg" else None
+            )
     plt.close(fig)
     return paths
 

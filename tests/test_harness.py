@@ -330,6 +330,8 @@ def test_sweep_writes_leaderboards_and_report_regenerates_them(tmp_path: Path) -
     regen = tmp_path / "regen"
     write_reports(tmp_path, regen)
     pd.testing.assert_frame_equal(pd.read_csv(regen / "tiny.csv"), cells)
+    for svg in out.glob("*.svg"):  # the same store gives byte-identical figures
+        assert (regen / svg.name).read_bytes() == svg.read_bytes(), svg.name
 
 
 def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
