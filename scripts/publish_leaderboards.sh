@@ -31,6 +31,6 @@ for suite in "${SUITES[@]}"; do
     # parity compares speeds: one run at a time, so no two runs share the machine.
     workers=()
     if [ "$suite" = parity ]; then workers=(--workers 1); fi
-    "$PYTHON" -m pomdp_bench.run --suite "$suite" --out "$STORE" --no-report "${workers[@]}"
+    "$PYTHON" -m pomdp_bench.run --suite "$suite" --out "$STORE" --no-report ${workers[@]+"${workers[@]}"}
 done
 "$PYTHON" -m pomdp_bench.report --results "$STORE" --out leaderboards

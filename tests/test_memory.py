@@ -302,6 +302,10 @@ def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
     moved, _ = memory(x, state, starts)
     expected, _ = fresh(x.clone(), state, starts.clone())
     torch.testing.assert_close(moved, expected, rtol=0, atol=0)
+    x.requires_grad_(True)  # what was kept for x without a gradient must not cut it off now
+    y, _ = memory(x, state, starts)
+    y.sum().backward()
+    assert x.grad is not None and x.grad.abs().sum() > 0
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])

@@ -12,7 +12,9 @@ The module keeps its own ``nn.Parameter`` objects (names, ``state_dict``,
 ``load_state_dict`` and weight copying work unchanged); only their storage moves.
 Anything that re-allocates a parameter afterwards (``module.to(other device)``,
 cuDNN's weight flattening) breaks the aliasing, which :meth:`FlatParameters.check`
-detects.
+detects. The optimiser's in-place step on the flat tensor does not bump the
+parameters' own version counters, so step only between a backward pass and the
+next forward (the usual order), never between a forward and its backward.
 """
 
 from __future__ import annotations

@@ -159,10 +159,19 @@ class RecurrentMemory(Memory):
         steps, zeros at the reset and hold steps, then the two channels.
 
         Kept while the same unchanged ``x`` comes back with the same layout and needs
-        no gradient: PPO scores the same observations in every epoch.
+        no gradient: PPO scores the same observations in every epoch. "Unchanged" is
+        torch's version counter, which in-place writes torch does not see (into a
+        NumPy array that shares the memory, or through ``.data``) leave as it was;
+        this cache and the layout's are for tensors changed through torch only.
         """
         cached = self._cached_input
-        if cached is not None and cached[0] is x and cached[1] == x._version and cached[2] is layout:
+        if (
+            cached is not None
+            and cached[0] is x
+            and cached[1] == x._version
+            and cached[2] is layout
+            and not x.requires_grad
+        ):
             return cached[3]
         steps, batch, width = x.shape
         placed = x.new_zeros(layout.length * batch, width).index_copy(
