@@ -311,14 +311,9 @@ class ActorCritic(nn.Module):
         action, log_prob, actor_state = self.actor_step(
             obs, state.actor, episode_starts, deterministic, generator
         )
-        if self.critic_trunk is None:
-            latent, _ = self.actor_trunk(
-                self.preprocess(obs).unsqueeze(0), state.actor, episode_starts.unsqueeze(0)
-            )
-            return action, log_prob, self.value_from_latent(latent[0]), ActorCriticState(actor_state, ())
-        latent, critic_state = self.critic_trunk(
-            self.preprocess(obs).unsqueeze(0), state.critic, episode_starts.unsqueeze(0)
-        )
+        trunk, memory = self.critic_memory(state)
+        latent, critic_state = trunk(self.preprocess(obs).unsqueeze(0), memory, episode_starts.unsqueeze(0))
+        critic_state = () if self.critic_trunk is None else critic_state
         return (
             action,
             log_prob,
@@ -352,13 +347,17 @@ class ActorCritic(nn.Module):
         )
         return action, self.action_head.log_prob(params, action), state
 
+    def critic_memory(self, state: ActorCriticState) -> tuple[Trunk, MemoryState]:
+        """The trunk the critic reads through, and its memory in ``state`` (the actor's
+        trunk and memory when the memory is shared)."""
+        if self.critic_trunk is None:
+            return self.actor_trunk, state.actor
+        return self.critic_trunk, state.critic
+
     def predict_values(self, obs: Tensor, state: ActorCriticState, episode_starts: Tensor) -> Tensor:
         """Critic values ``[T, B]`` of ``obs [T, B, *obs_shape]`` from ``state``."""
-        x = self.preprocess(obs)
-        if self.critic_trunk is None:
-            latent, _ = self.actor_trunk(x, state.actor, episode_starts)
-        else:
-            latent, _ = self.critic_trunk(x, state.critic, episode_starts)
+        trunk, memory = self.critic_memory(state)
+        latent, _ = trunk(self.preprocess(obs), memory, episode_starts)
         return self.value_from_latent(latent)
 
     def evaluate_actions(

@@ -415,8 +415,7 @@ class PPO:
         """
         buf, policy, length = self.buffer, self.policy, self.buffer.bptt_length
         shared = policy.critic_trunk is None
-        trunk = policy.actor_trunk if shared else policy.critic_trunk
-        state = start.actor if shared else start.critic
+        trunk, state = policy.critic_memory(start)
         buf.final_values.zero_()
         for k in range(self.n_steps // length):
             first = k * length
