@@ -89,14 +89,8 @@ class RecurrentMemory(Memory):
         hx = tuple(s.transpose(0, 1).contiguous() for s in state)  # torch's [L, B, H]
         if bool(starts[1:].any()):
             return self._run_with_resets(x, starts, hx)
-        # The fused kernel that nn.LSTM / nn.GRU call, without their Python checks.
-        weights = [w for layer in range(self.config.num_layers) for w in self._weights(layer)]
-        layers, train = self.config.num_layers, self.training
-        if self.kind == "lstm":
-            y, *hn = torch.lstm(x, hx, weights, True, layers, 0.0, train, False, False)
-        else:
-            y, h = torch.gru(x, hx[0], weights, True, layers, 0.0, train, False, False)
-            hn = [h]
+        y, hn = self.rnn(x, hx[0] if self.kind == "gru" else hx)
+        hn = (hn,) if self.kind == "gru" else hn
         return (y, *(h.transpose(0, 1).contiguous() for h in hn))
 
     def _weights(self, layer: int) -> list[Tensor]:
