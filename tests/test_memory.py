@@ -25,8 +25,9 @@ SMALL: dict[str, dict] = {
     "mamba": {"kind": "mamba", "hidden_size": 12, "num_layers": 2, "d_state": 4, "d_conv": 3},
 }
 SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
+SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "relative"}
 # The contract tests cover every kind and the variants that change the forward.
-VARIANTS = (*MEMORY_KINDS, "transformer-nope")
+VARIANTS = (*MEMORY_KINDS, "transformer-nope", "transformer-relative")
 WITH_PARAMS = ("gru", "lstm", "transformer", "mamba")
 D = 5
 
@@ -245,7 +246,7 @@ def test_settings_added_later_leave_stored_keys_alone():
 def test_transformer_without_position_encoding_sees_no_position():
     """With position_encoding="none" the same inputs give the same outputs at any
     position of an episode once the window is full; with "sinusoidal" they do not."""
-    for encoding, same in (("none", True), ("sinusoidal", False)):
+    for encoding, same in (("none", True), ("relative", True), ("sinusoidal", False)):
         memory = make("transformer", position_encoding=encoding)
         x = torch.randn(6, 1, D).expand(6, 2, D)
         state = memory.initial_state(2)
@@ -253,6 +254,24 @@ def test_transformer_without_position_encoding_sees_no_position():
         with torch.no_grad():
             y, _ = memory(x, state, torch.zeros(6, 2, dtype=torch.bool))
         assert torch.allclose(y[:, 0], y[:, 1], atol=1e-6) is same
+
+
+def test_relative_position_encoding_tells_the_earlier_steps_of_the_window_apart():
+    """One layer, window 4: the last step's output depends on the order of the three
+    steps before it with learned lag biases, and not without them."""
+    x = torch.randn(4, 1, D)
+    swapped = x[[2, 0, 1, 3]]  # same steps, earlier ones reordered
+    starts = torch.zeros(4, 1, dtype=torch.bool)
+    starts[0] = True
+    for encoding, order_matters in (("none", False), ("relative", True)):
+        memory = make("transformer", num_layers=1, window=4, position_encoding=encoding)
+        if encoding == "relative":
+            with torch.no_grad():
+                memory.blocks[0].lag_bias.copy_(torch.randn(3, 4))
+        with torch.no_grad():
+            y, _ = memory(x, memory.initial_state(1), starts)
+            y_swapped, _ = memory(swapped, memory.initial_state(1), starts)
+        assert torch.allclose(y[3], y_swapped[3], atol=1e-6) is not order_matters
 
 
 def test_transformer_counts_positions_within_the_episode():

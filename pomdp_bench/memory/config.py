@@ -27,7 +27,7 @@ INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
 }
 
 # The transformer's position encodings; see ``MemoryConfig.position_encoding``.
-POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none")
+POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
 
 # Settings added after runs were first stored, each with the default that
 # reproduces those runs. ``to_dict`` leaves them out while they hold that default,
@@ -62,7 +62,11 @@ class MemoryConfig:
             training are out of distribution). "none": no embedding; the causal
             window alone orders the steps, and a long episode looks the same at
             every position (on MaskedCartPole, where episodes grow to 500 steps,
-            this learns far faster; see ``scripts/ppo_masked_cartpole.py``).
+            this learns far faster; see ``scripts/ppo_masked_cartpole.py``), but
+            attention cannot tell the earlier steps of the window apart.
+            "relative": no embedding, and each attention head learns a bias per lag
+            (0 to ``window - 1`` steps back) added to its scores (T5-style relative
+            positions): order within the window without absolute positions.
 
     Raises:
         TypeError: a setting has the wrong type.

@@ -3,8 +3,11 @@
 A GPT-style stack: ``Linear(D, H)``, plus (``position_encoding="sinusoidal"``) a
 sinusoidal embedding of the step's position within its episode, then pre-LayerNorm
 blocks (attention, then an MLP), then a final LayerNorm. With
-``position_encoding="none"`` the input carries no position, and the causal window
-is all that orders the steps. A step attends to itself and the ``window - 1`` steps
+``position_encoding="none"`` the input carries no position: the causal window is
+all that orders the steps, and within it attention cannot tell one earlier step
+from another. With ``position_encoding="relative"`` each head adds a learned bias
+per lag (how many steps back a key is) to its scores, so it can single out, say,
+the previous step, while a long episode still looks the same at every position. A step attends to itself and the ``window - 1`` steps
 before it, never to a step before its episode's start.
 
 The state is a key/value cache of the last ``window - 1`` steps of every layer and
@@ -37,7 +40,13 @@ def sinusoidal_embedding(positions: Tensor, size: int) -> Tensor:
 
 
 def windowed_attention(
-    q: Tensor, k: Tensor, v: Tensor, positions: Tensor, window: int, num_heads: int
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    positions: Tensor,
+    window: int,
+    num_heads: int,
+    lag_bias: Tensor | None = None,
 ) -> Tensor:
     """Causal attention of each step to the last ``window`` steps of its episode.
 
@@ -47,6 +56,8 @@ def windowed_attention(
         positions: ``[T, B]`` position of each step within its episode.
         window: how many steps a query sees, itself included.
         num_heads: attention heads; ``H`` splits evenly between them.
+        lag_bias: ``[heads, window]`` or None: added to the attention score of a key
+            ``lag`` steps before its query (0 = the query's own step).
 
     Returns:
         ``[T, B, H]``.
@@ -82,18 +93,26 @@ def windowed_attention(
     lag = window - 1 + torch.arange(size, device=q.device)[:, None] - torch.arange(span, device=q.device)
     reach = positions.clamp(max=window - 1).view(chunks, size, batch).permute(2, 0, 1)  # [B, chunks, size]
     mask = (lag >= 0) & (lag <= reach.reshape(batch * chunks, 1, size, 1))  # [B * chunks, 1, size, span]
+    if lag_bias is not None:  # scores of the steps seen get their lag's bias, the rest -inf
+        bias = lag_bias[:, lag.clamp(0, window - 1)]  # [heads, size, span]
+        mask = torch.where(mask, bias, torch.tensor(float("-inf"), dtype=bias.dtype, device=bias.device))
     out = F.scaled_dot_product_attention(q, keys_of_chunks(k), keys_of_chunks(v), attn_mask=mask)
     out = out.view(batch, chunks, num_heads, size, head).permute(1, 3, 0, 2, 4)
     return out.reshape(chunks * size, batch, hidden)[:steps]
 
 
 class TransformerBlock(nn.Module):
-    """A pre-LayerNorm block: ``h + attn(LN(h))``, then ``h + mlp(LN(h))``."""
+    """A pre-LayerNorm block: ``h + attn(LN(h))``, then ``h + mlp(LN(h))``.
 
-    def __init__(self, hidden_size: int, num_heads: int, window: int) -> None:
+    With ``lag_bias``, each head learns a bias per lag (``[heads, window]``, zero at
+    first) added to its attention scores, T5-style relative positions.
+    """
+
+    def __init__(self, hidden_size: int, num_heads: int, window: int, lag_bias: bool = False) -> None:
         super().__init__()
         self.num_heads = num_heads
         self.window = window
+        self.lag_bias = nn.Parameter(torch.zeros(num_heads, window)) if lag_bias else None
         self.attn_norm = nn.LayerNorm(hidden_size)
         self.qkv = nn.Linear(hidden_size, 3 * hidden_size)
         self.attn_out = nn.Linear(hidden_size, hidden_size)
@@ -110,7 +129,9 @@ class TransformerBlock(nn.Module):
         q, k, v = self.qkv(self.attn_norm(h)).chunk(3, dim=-1)
         k = torch.cat([k_cache.transpose(0, 1), k])  # [window - 1 + T, B, H]
         v = torch.cat([v_cache.transpose(0, 1), v])
-        h = h + self.attn_out(windowed_attention(q, k, v, positions, self.window, self.num_heads))
+        h = h + self.attn_out(
+            windowed_attention(q, k, v, positions, self.window, self.num_heads, self.lag_bias)
+        )
         h = h + self.mlp(self.mlp_norm(h))
         keep = self.window - 1
         return h, k[k.shape[0] - keep :].transpose(0, 1), v[v.shape[0] - keep :].transpose(0, 1)
@@ -133,7 +154,12 @@ class TransformerMemory(Memory):
         self.sinusoidal = config.position_encoding == "sinusoidal"
         self.in_proj = nn.Linear(input_size, config.hidden_size)
         self.blocks = nn.ModuleList(
-            TransformerBlock(config.hidden_size, config.num_heads, config.window)
+            TransformerBlock(
+                config.hidden_size,
+                config.num_heads,
+                config.window,
+                lag_bias=config.position_encoding == "relative",
+            )
             for _ in range(config.num_layers)
         )
         self.final_norm = nn.LayerNorm(config.hidden_size)
