@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from tqdm.auto import tqdm
@@ -482,7 +483,7 @@ class PPO:
                 # around the values seen while collecting.
                 if clip_range_vf is not None:
                     values = mb.values + (values - mb.values).clamp(-clip_range_vf, clip_range_vf)
-                value_loss = (mb.returns - values).pow(2).mean()
+                value_loss = F.mse_loss(values, mb.returns)  # one fused op, forward and backward
 
                 entropy_loss = -entropy.mean()
                 loss = policy_loss + self.vf_coef * value_loss
