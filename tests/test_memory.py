@@ -12,6 +12,7 @@ from torch import nn
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory
 from pomdp_bench.memory.episodes import positions_in_episode
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
+from pomdp_bench.memory.transformer import windowed_attention
 
 torch.set_num_threads(1)
 
@@ -34,7 +35,12 @@ D = 5
 
 def make(kind: str, seed: int = 0, **overrides) -> Memory:
     torch.manual_seed(seed)
-    return build_memory({**SMALL[kind], **overrides}, input_size=D)
+    memory = build_memory({**SMALL[kind], **overrides}, input_size=D)
+    for name, param in memory.named_parameters():
+        if name.endswith("lag_bias"):  # zero at first, which would hide a wrong lag
+            with torch.no_grad():
+                param.normal_()
+    return memory
 
 
 def random_starts(steps: int, batch: int, prob: float, seed: int) -> torch.Tensor:
@@ -265,9 +271,6 @@ def test_relative_position_encoding_tells_the_earlier_steps_of_the_window_apart(
     starts[0] = True
     for encoding, order_matters in (("none", False), ("relative", True)):
         memory = make("transformer", num_layers=1, window=4, position_encoding=encoding)
-        if encoding == "relative":
-            with torch.no_grad():
-                memory.blocks[0].lag_bias.copy_(torch.randn(3, 4))
         with torch.no_grad():
             y, _ = memory(x, memory.initial_state(1), starts)
             y_swapped, _ = memory(swapped, memory.initial_state(1), starts)
@@ -507,3 +510,19 @@ def test_memory_proof_recall_the_cue_from_eight_steps_before(kind):
         assert abs(accuracy - chance) < 4 * math.sqrt(chance * (1 - chance) / asked.sum().item()) + 0.02
     else:
         assert accuracy > 0.95
+
+
+def test_lag_bias_applies_to_the_step_that_many_steps_back():
+    """Equal content scores and a large bias at lag 1: every step past its
+    episode's first attends to the step before it, at any chunking."""
+    steps, batch, hidden, window = 7, 2, 4, 4
+    q = torch.zeros(steps, batch, hidden)
+    k = torch.zeros(window - 1 + steps, batch, hidden)
+    v = torch.arange(window - 1 + steps, dtype=torch.float32)[:, None, None].expand(-1, batch, hidden)
+    positions = torch.tensor([[t, t + 5] for t in range(steps)])  # copy 1: mid-episode
+    bias = torch.tensor([[0.0, 100.0, 0.0, 0.0]])  # one head
+    out = windowed_attention(q, k, v, positions, window, num_heads=1, lag_bias=bias)
+    previous = v[window - 2 : window - 2 + steps, :, 0]  # the value one step back
+    assert torch.equal(out[1:, 0, 0], previous[1:, 0])
+    assert out[0, 0, 0] == v[window - 1, 0, 0]  # an episode's first step sees only itself
+    assert torch.equal(out[:, 1, 0], previous[:, 1])
