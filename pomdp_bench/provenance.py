@@ -10,14 +10,26 @@ from pathlib import Path
 
 
 def git_commit(path: str | Path | None = None) -> str:
-    """The commit of the source tree (``+dirty`` if it has uncommitted changes), or ``""``."""
+    """The commit of the source tree (``+dirty`` if it has uncommitted changes), or ``""``.
+
+    Changes under ``leaderboards/`` do not count: the scripts write their results
+    there, so a second run into the same CSV would otherwise call itself dirty.
+    """
     where = Path(path) if path else Path(__file__).resolve().parent
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, check=True, timeout=10
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":(top)",
+                ":(top,exclude)leaderboards",
+            ],
             cwd=where,
             capture_output=True,
             text=True,
