@@ -7,8 +7,9 @@ blocks (attention, then an MLP), then a final LayerNorm. With
 all that orders the steps, and within it attention cannot tell one earlier step
 from another. With ``position_encoding="relative"`` each head adds a learned bias
 per lag (how many steps back a key is) to its scores, so it can single out, say,
-the previous step, while a long episode still looks the same at every position. A step attends to itself and the ``window - 1`` steps
-before it, never to a step before its episode's start.
+the previous step, while a long episode still looks the same at every position.
+A step attends to itself and the ``window - 1`` steps before it, never to a step
+before its episode's start.
 
 The state is a key/value cache of the last ``window - 1`` steps of every layer and
 the position within the episode, so acting one step at a time and training on a
