@@ -96,7 +96,7 @@ def windowed_attention(
     mask = (lag >= 0) & (lag <= reach.reshape(batch * chunks, 1, size, 1))  # [B * chunks, 1, size, span]
     if lag_bias is not None:  # scores of the steps seen get their lag's bias, the rest -inf
         bias = lag_bias[:, lag.clamp(0, window - 1)]  # [heads, size, span]
-        mask = torch.where(mask, bias, torch.tensor(float("-inf"), dtype=bias.dtype, device=bias.device))
+        mask = torch.where(mask, bias, float("-inf"))
     out = F.scaled_dot_product_attention(q, keys_of_chunks(k), keys_of_chunks(v), attn_mask=mask)
     out = out.view(batch, chunks, num_heads, size, head).permute(1, 3, 0, 2, 4)
     return out.reshape(chunks * size, batch, hidden)[:steps]
