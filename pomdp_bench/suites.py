@@ -170,6 +170,8 @@ def expand(
             if budget is None:  # the card's budget, scaled by the env entry or else the suite
                 budget = round(card.budget_for(agent) * float(env.get("budget_scale", suite.budget_scale)))
             budget = int(budget)
+            # Binary-outcome tasks need many episodes: with 20, the share of one cue
+            # among them moves a constant-answer policy 0.1 off its expected return.
             eval_episodes = int(env.get("eval_episodes", suite.eval_episodes))
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()

@@ -308,18 +308,10 @@ class ActorCritic(nn.Module):
         Returns:
             ``(action [B, ...], log_prob [B], value [B], state after this step)``
         """
-        action, log_prob, actor_state = self.actor_step(
-            obs, state.actor, episode_starts, deterministic, generator
-        )
-        trunk, memory = self.critic_memory(state)
-        latent, critic_state = trunk(self.preprocess(obs).unsqueeze(0), memory, episode_starts.unsqueeze(0))
-        critic_state = () if self.critic_trunk is None else critic_state
-        return (
-            action,
-            log_prob,
-            self.value_from_latent(latent[0]),
-            ActorCriticState(actor_state, critic_state),
-        )
+        x = self.preprocess(obs).unsqueeze(0)
+        latent_pi, latent_vf, state = self._trunks(x, state, episode_starts.unsqueeze(0))
+        action, log_prob = self._sample(latent_pi[0], deterministic, generator)
+        return action, log_prob, self.value_from_latent(latent_vf[0]), state
 
     def actor_step(
         self,
@@ -341,11 +333,18 @@ class ActorCritic(nn.Module):
         """
         x = self.preprocess(obs).unsqueeze(0)
         latent, state = self.actor_trunk(x, state, episode_starts.unsqueeze(0))
-        params = self.action_head(self.pi_net(latent[0]))
+        action, log_prob = self._sample(latent[0], deterministic, generator)
+        return action, log_prob, state
+
+    def _sample(
+        self, latent_pi: Tensor, deterministic: bool, generator: torch.Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        """``(action [B, ...], log_prob [B])`` from the actor's latent ``[B, H]``."""
+        params = self.action_head(self.pi_net(latent_pi))
         action = (
             self.action_head.mode(params) if deterministic else self.action_head.sample(params, generator)
         )
-        return action, self.action_head.log_prob(params, action), state
+        return action, self.action_head.log_prob(params, action)
 
     def critic_memory(self, state: ActorCriticState) -> tuple[Trunk, MemoryState]:
         """The trunk the critic reads through, and its memory in ``state`` (the actor's
