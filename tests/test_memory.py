@@ -303,8 +303,9 @@ def test_lstm_holds_a_plain_nn_lstm_that_takes_foreign_weights():
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
 def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
-    """PPO scores one minibatch every epoch; the layout of its resets is kept
-    between calls, and must be rebuilt when the starts change in place."""
+    """PPO scores one minibatch every epoch; the layout of its resets and its
+    starting state are kept between calls, and must be rebuilt when the starts,
+    the inputs or the state change in place."""
     torch.manual_seed(0)
     memory = build_memory({"kind": kind, "hidden_size": 8, "num_layers": 2}, input_size=3)
     x, state = torch.randn(12, 4, 3), memory.initial_state(4)
@@ -324,10 +325,19 @@ def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
     moved, _ = memory(x, state, starts)
     expected, _ = fresh(x.clone(), state, starts.clone())
     torch.testing.assert_close(moved, expected, rtol=0, atol=0)
+    state[0][1] += 0.5  # in place: the kept start-of-sequence state no longer holds
+    starts[0, 3] = True  # nor does its reset at step 0
+    shifted, _ = memory(x, state, starts)
+    expected, _ = fresh(x.clone(), tuple(s.clone() for s in state), starts.clone())
+    torch.testing.assert_close(shifted, expected, rtol=0, atol=0)
+    assert not torch.equal(shifted, moved)
     x.requires_grad_(True)  # what was kept for x without a gradient must not cut it off now
-    y, _ = memory(x, state, starts)
+    h0 = state[0].clone().requires_grad_(True)  # nor for a state that now needs one
+    y, _ = memory(x, (h0, *state[1:]), starts)
     y.sum().backward()
     assert x.grad is not None and x.grad.abs().sum() > 0
+    assert h0.grad is not None and h0.grad[:3].abs().sum() > 0
+    assert h0.grad[3].abs().sum() == 0  # copy 3 starts an episode at step 0
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])

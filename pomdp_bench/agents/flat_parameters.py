@@ -10,6 +10,10 @@ Adam's step 110 -> 56 µs.
 
 The module keeps its own ``nn.Parameter`` objects (names, ``state_dict``,
 ``load_state_dict`` and weight copying work unchanged); only their storage moves.
+:class:`FlatAdam` is torch's fused Adam for that one tensor, without the
+bookkeeping torch's ``step`` does per call for any number of parameter groups
+(about 100 µs of a 3 ms PPO gradient step at those settings).
+
 Anything that re-allocates a parameter afterwards (``module.to(other device)``,
 cuDNN's weight flattening) breaks the aliasing, which :meth:`FlatParameters.check`
 detects. The optimiser's in-place step on the flat tensor does not bump the
@@ -19,8 +23,11 @@ next forward (the usual order), never between a forward and its backward.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
+from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
 
 class FlatParameters:
@@ -96,3 +103,75 @@ class FlatParameters:
             for name, p in zip(self.names, self._params, strict=True)
             if not bool(torch.isfinite(p).all())
         ]
+
+
+class FlatAdam(torch.optim.Adam):
+    """``torch.optim.Adam(fused=True)`` over one flat parameter, with a lean ``step``.
+
+    The same numbers as torch's fused Adam, bit for bit, and the same
+    ``state_dict``: after torch's first step has built the state, each step is
+    torch's own two calls (count the step, then the fused kernel). Anything
+    that needs torch's general path (a closure, step hooks, AMSGrad, maximise,
+    a tensor learning rate, a missing gradient) takes it.
+
+    Args:
+        param: the one parameter, e.g. :attr:`FlatParameters.param`.
+        lr: learning rate (a float; set ``param_groups[0]["lr"]`` to schedule it).
+        eps: added to the denominator.
+        betas: the running averages' coefficients.
+    """
+
+    def __init__(
+        self, param: nn.Parameter, lr: float, eps: float = 1e-8, betas: tuple[float, float] = (0.9, 0.999)
+    ) -> None:
+        super().__init__([param], lr=lr, betas=betas, eps=eps, fused=True)
+        self._param = param
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
+        """One Adam step on the flat parameter (``closure``: as torch's)."""
+        param, group = self._param, self.param_groups[0]
+        state = self.state.get(param)
+        general = (
+            closure is not None
+            or not state
+            or param.grad is None
+            or self._optimizer_step_pre_hooks
+            or self._optimizer_step_post_hooks
+            or _global_optimizer_pre_hooks
+            or _global_optimizer_post_hooks
+            or group["amsgrad"]
+            or group["maximize"]
+            or group.get("decoupled_weight_decay", False)
+            or isinstance(group["lr"], Tensor)
+        )
+        if general:  # torch's step, with its hooks
+            adam_step = torch.optim.Adam.step
+            if not getattr(adam_step, "hooked", False):
+                adam_step = torch.optim.Optimizer.profile_hook_step(adam_step)
+            return adam_step(self, closure)
+        beta1, beta2 = group["betas"]
+        torch._foreach_add_([state["step"]], 1)
+        torch._fused_adam_(
+            [param],
+            [param.grad],
+            [state["exp_avg"]],
+            [state["exp_avg_sq"]],
+            [],
+            [state["step"]],
+            amsgrad=False,
+            lr=group["lr"],
+            beta1=beta1,
+            beta2=beta2,
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=False,
+            grad_scale=None,
+            found_inf=None,
+        )
+        return None
+
+    # torch wraps an optimiser's step in a profiling label and a hook loop unless
+    # it is marked as wrapped; that wrapper costs as much as the fused step. The
+    # fast path above runs only when there are no hooks to call.
+    step.hooked = True  # type: ignore[attr-defined]

@@ -37,7 +37,7 @@ from gymnasium.vector import VectorEnv
 from tqdm.auto import tqdm
 
 from pomdp_bench.agents.evaluation import evaluate_episodes
-from pomdp_bench.agents.flat_parameters import FlatParameters
+from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
 from pomdp_bench.agents.networks import (
     ActorCritic,
     ActorCriticState,
@@ -46,7 +46,7 @@ from pomdp_bench.agents.networks import (
     state_to_numpy,
 )
 from pomdp_bench.agents.normalization import Normalizer
-from pomdp_bench.agents.rollout_buffer import RecurrentRolloutBuffer, check_bptt_length
+from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer, check_bptt_length
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
 from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
@@ -235,9 +235,7 @@ class PPO:
         # One flat buffer for all parameters: zeroing, clipping and Adam are one op
         # each (see flat_parameters). eps 1e-5 as SB3's policies.
         self.flat_params = FlatParameters(self.policy)
-        self.optimizer = torch.optim.Adam(
-            [self.flat_params.param], lr=self.learning_rate(1.0), eps=1e-5, fused=True
-        )
+        self.optimizer = FlatAdam(self.flat_params.param, lr=self.learning_rate(1.0), eps=1e-5)
         self.normalizer = Normalizer(
             self.observation_space.shape,
             n_envs,
@@ -459,6 +457,8 @@ class PPO:
         clip_range = self.clip_range(progress_remaining)
         clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(progress_remaining)
         logs: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
+        # A minibatch's normalised advantages: one minibatch is the same object in every epoch.
+        normalised: tuple[Minibatch, torch.Tensor] | None = None
 
         for epoch in range(self.n_epochs):
             batches = self.buffer.minibatches(self.num_minibatches, self._shuffle_generator)
@@ -468,9 +468,12 @@ class PPO:
                 log_prob, entropy, values = self.policy.evaluate_actions(
                     mb.obs, mb.actions, mb.state, mb.episode_starts
                 )
-                advantages = mb.advantages
-                if advantages.numel() > 1:  # per minibatch, as SB3
-                    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+                if normalised is None or normalised[0] is not mb:
+                    advantages = mb.advantages
+                    if advantages.numel() > 1:  # per minibatch, as SB3
+                        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+                    normalised = (mb, advantages)
+                advantages = normalised[1]
 
                 # Clipped surrogate objective.
                 log_ratio = log_prob - mb.log_probs

@@ -71,6 +71,8 @@ class RecurrentMemory(Memory):
         self._cached_layout: tuple[Tensor, int, _ResetLayout] | None = None
         self._lstm_columns: Tensor | None = None  # see _extra_columns
         self._cached_input: tuple[Tensor, int, _ResetLayout, Tensor] | None = None  # see _first_input
+        # (starts and state, their versions, hx, inner starts) of the last _sequence_start
+        self._cached_start: tuple[tuple[Tensor, ...], tuple[int, ...], tuple[Tensor, ...], bool] | None = None
 
     def state_spec(self) -> tuple[StateSpec, ...]:
         shape = (self.config.num_layers, self.config.hidden_size)
@@ -82,16 +84,39 @@ class RecurrentMemory(Memory):
 
     def _run(self, x: Tensor, starts: Tensor, *state: Tensor) -> tuple[Tensor, ...]:
         """``x [T, B, D]``, ``starts [T, B]``, state ``[B, L, H]`` each -> ``(y, *state)``."""
-        reset = starts[0, :, None, None]  # a start at step 0 zeroes the state
-        state = tuple(s.masked_fill(reset, 0.0) for s in state)
         if x.shape[0] == 1:
-            return self._step(x[0], state)
-        hx = tuple(s.transpose(0, 1).contiguous() for s in state)  # torch's [L, B, H]
-        if bool(starts[1:].any()):
+            reset = starts[0, :, None, None]  # a start at step 0 zeroes the state
+            return self._step(x[0], tuple(s.masked_fill(reset, 0.0) for s in state))
+        hx, inner_starts = self._sequence_start(starts, state)
+        if inner_starts:
             return self._run_with_resets(x, starts, hx)
         y, hn = self.rnn(x, hx[0] if self.kind == "gru" else hx)
         hn = (hn,) if self.kind == "gru" else hn
         return (y, *(h.transpose(0, 1).contiguous() for h in hn))
+
+    def _sequence_start(self, starts: Tensor, state: tuple[Tensor, ...]) -> tuple[tuple[Tensor, ...], bool]:
+        """The state before a sequence, in torch's ``[L, B, H]`` layout and zeroed
+        where step 0 starts an episode, and whether any copy starts one after step 0.
+
+        Kept while the same unchanged ``starts`` and state tensors come back, none
+        needing a gradient: PPO scores each minibatch from the same stored memories
+        in every epoch. "Unchanged" as in :meth:`_first_input`.
+        """
+        key = (starts, *state)
+        cached = self._cached_start
+        if (
+            cached is not None
+            and len(cached[0]) == len(key)
+            and all(a is b for a, b in zip(cached[0], key, strict=True))
+            and all(a._version == v for a, v in zip(cached[0], cached[1], strict=True))
+        ):
+            return cached[2], cached[3]
+        reset = starts[0, None, :, None]  # [1, B, 1]: a start at step 0 zeroes the state
+        hx = tuple(s.transpose(0, 1).masked_fill(reset, 0.0).contiguous() for s in state)  # [L, B, H]
+        inner_starts = bool(starts[1:].any())
+        if all(_may_keep(t) and not t.requires_grad for t in key):
+            self._cached_start = (key, tuple(t._version for t in key), hx, inner_starts)
+        return hx, inner_starts
 
     def _weights(self, layer: int) -> list[Tensor]:
         """``[w_ih, w_hh, b_ih, b_hh]`` of ``layer`` (a dict lookup: ``getattr`` on a
@@ -115,9 +140,7 @@ class RecurrentMemory(Memory):
             else:
                 x = torch.gru_cell(x, state[0][:, layer], *weights)
             finals[0].append(x)
-        if layers == 1:  # a view, where a stack would copy
-            return (x.unsqueeze(0), *(f[0].unsqueeze(1) for f in finals))
-        return (x.unsqueeze(0), *(torch.stack(f, dim=1) for f in finals))
+        return (x.unsqueeze(0), *_stack_layers(finals))
 
     def _run_with_resets(self, x: Tensor, starts: Tensor, hx: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         """Through the fused kernel with reset and hold steps (see the module docstring).
@@ -146,7 +169,7 @@ class RecurrentMemory(Memory):
             flat = inputs.reshape(layout.length * batch, -1)  # [length * B, H]
             finals[0].append(flat.index_select(0, layout.last))  # h at the last real step
         y = flat.index_select(0, layout.real).view(steps, batch, -1)
-        return (y, *(torch.stack(f, dim=1) for f in finals))
+        return (y, *_stack_layers(finals))
 
     def _first_input(self, x: Tensor, layout: _ResetLayout) -> Tensor:
         """The first layer's input, ``[length, B, D + 2]``: ``x [T, B, D]`` at its real
@@ -233,6 +256,14 @@ class RecurrentMemory(Memory):
 
 
 _WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+def _stack_layers(finals: list[list[Tensor]]) -> tuple[Tensor, ...]:
+    """Each state tensor's per-layer ``[B, H]`` parts as ``[B, L, H]``: a view when
+    there is one layer, where a stack would copy."""
+    if len(finals[0]) == 1:
+        return tuple(f[0].unsqueeze(1) for f in finals)
+    return tuple(torch.stack(f, dim=1) for f in finals)
 
 
 def _may_keep(key: Tensor) -> bool:
