@@ -12,7 +12,7 @@ TORCH_PIP_ARGS ?=
 EXTRAS ?= dev,sb3,ray
 BIN := $(VENV)/bin
 
-.PHONY: setup run smoke demo test bench lint clean
+.PHONY: setup run smoke demo test test-kernels bench lint clean
 
 setup: $(VENV)/.installed
 
@@ -37,6 +37,12 @@ test: setup
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m pytest
+
+# The trajectory-dependent tests under other CPU kernel settings (see scripts/kernel_settings.sh);
+# KERNELS picks a subset, e.g. `make test-kernels KERNELS=sse41`.
+KERNELS ?=
+test-kernels: setup
+	PYTHON=$(BIN)/python scripts/kernel_settings.sh $(KERNELS)
 
 bench: setup
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,ops

@@ -14,6 +14,13 @@ from pomdp_bench.memory.episodes import positions_in_episode
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
 from pomdp_bench.memory.transformer import windowed_attention
 
+from learning_tasks import PROOF_SYMBOLS, cue_batch, majority, train_recall
+
+# Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
+# under other CPU kernel settings.
+pytestmark = pytest.mark.trajectory
+
+
 torch.set_num_threads(1)
 
 # Small settings so every test runs in well under a second per kind.
@@ -470,56 +477,25 @@ def test_selective_scan_matches_the_loop_and_its_gradient_is_exact(steps):
 
 
 # ----------------------------------------------------------------------------- memory proof
-PROOF_SYMBOLS, PROOF_LAG, PROOF_PERIOD = 4, 8, 12
-# Per kind: settings and Adam steps that learn the task in a few seconds on one thread.
-PROOF: dict[str, tuple[dict, int]] = {
-    "none": ({"kind": "none"}, 60),
-    "framestack": ({"kind": "framestack", "window": 12}, 60),
-    "gru": ({"kind": "gru", "hidden_size": 32}, 120),
-    "lstm": ({"kind": "lstm", "hidden_size": 32}, 200),
-    "transformer": ({"kind": "transformer", "hidden_size": 16, "num_heads": 2, "window": 12}, 100),
-    "mamba": ({"kind": "mamba", "hidden_size": 16, "d_state": 4}, 120),
-}
-
-
-def cue_batch(gen: torch.Generator, steps: int = 48, batch: int = 32):
-    """Episodes start at random; every 12th step of an episode shows one of 4 cues
-    (one-hot, plus a flag), other steps are blank. Eight steps after each cue the
-    target is that cue: the model must remember it across the blank steps."""
-    starts = torch.rand(steps, batch, generator=gen) < 1 / 30
-    starts[0] = True
-    position = positions_in_episode(starts, 0)
-    shown = (position % PROOF_PERIOD == 0).float().unsqueeze(-1)
-    cues = torch.randint(PROOF_SYMBOLS, (steps, batch), generator=gen)
-    x = torch.cat([F.one_hot(cues, PROOF_SYMBOLS).float() * shown, shown], dim=-1)
-    asked = position % PROOF_PERIOD == PROOF_LAG
-    return x, starts, cues.roll(PROOF_LAG, dims=0), asked
+# Held-out Adam steps at which seeds 0-4 first reached 98% (scripts/measure_test_margins.py,
+# max over native AVX-512, AVX2 and SSE4.1/default kernels): framestack 20, gru 60, lstm 330
+# (130 under AVX2: oneDNN's RNN kernels move it most), transformer 50, mamba 250. Each budget in
+# learning_tasks.PROOF is at least twice the slowest, and two of three seeds must solve it.
+PROOF_SEEDS = (0, 1, 2)
 
 
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
 def test_memory_proof_recall_the_cue_from_eight_steps_before(kind):
-    settings, updates = PROOF[kind]
-    torch.manual_seed(0)
-    gen = torch.Generator().manual_seed(1)
-    memory = build_memory(settings, input_size=PROOF_SYMBOLS + 1)
-    head = nn.Linear(memory.output_size, PROOF_SYMBOLS)
-    optimizer = torch.optim.Adam([*memory.parameters(), *head.parameters()], lr=1e-2)
-    for _ in range(updates):
-        x, starts, target, asked = cue_batch(gen)
-        y, _ = memory(x, memory.initial_state(x.shape[1]), starts)
-        loss = F.cross_entropy(head(y)[asked], target[asked])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    x, starts, target, asked = cue_batch(torch.Generator().manual_seed(99), batch=256)
-    with torch.no_grad():
-        y, _ = memory(x, memory.initial_state(x.shape[1]), starts)
-        accuracy = (head(y).argmax(-1)[asked] == target[asked]).float().mean().item()
-    if kind == "none":
+    if kind == "none":  # it cannot remember: chance, whatever the budget
+        outcome = train_recall(kind, seed=0)
         chance = 1 / PROOF_SYMBOLS
-        assert abs(accuracy - chance) < 4 * math.sqrt(chance * (1 - chance) / asked.sum().item()) + 0.02
-    else:
-        assert accuracy > 0.95
+        asked = cue_batch(torch.Generator().manual_seed(2000), batch=256)[3].sum().item()
+        assert outcome.solved_at is None
+        assert abs(outcome.final - chance) < 4 * math.sqrt(chance * (1 - chance) / asked) + 0.02
+        return
+    outcomes = [train_recall(kind, seed) for seed in PROOF_SEEDS]
+    solved = [o.solved_at is not None and o.final > 0.95 for o in outcomes]
+    assert majority(solved), outcomes
 
 
 def test_lag_bias_applies_to_the_step_that_many_steps_back():

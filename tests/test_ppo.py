@@ -15,6 +15,11 @@ from pomdp_bench.agents.rollout_buffer import default_bptt_length
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.memory import MEMORY_KINDS
 
+# Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
+# under other CPU kernel settings.
+pytestmark = pytest.mark.trajectory
+
+
 torch.set_num_threads(1)
 
 SMALL = dict(n_steps=16, num_minibatches=2, n_epochs=2, net_arch=[16], device="cpu")

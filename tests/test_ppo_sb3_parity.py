@@ -27,6 +27,11 @@ from pomdp_bench.agents.rollout_buffer import gae
 from pomdp_bench.agents.sb3 import copy_sb3_weights, sb3_policy_kwargs
 from pomdp_bench.envs.make import make_vector_env
 
+# Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
+# under other CPU kernel settings.
+pytestmark = pytest.mark.trajectory
+
+
 torch.set_num_threads(1)
 
 HIDDEN = 16

@@ -13,6 +13,11 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.agents.sac_networks import action_features, observation_features
 
+# Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
+# under other CPU kernel settings.
+pytestmark = pytest.mark.trajectory
+
+
 SMALL = dict(net_arch={"encoder": [16], "pi": [16], "qf": [16]}, device="cpu")
 SMALL_MEMORY = {
     "gru": {"kind": "gru", "hidden_size": 8},
