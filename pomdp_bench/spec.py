@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 AGENTS = ("ppo", "sac", "sb3_ppo")
 
 
@@ -31,7 +33,8 @@ class RunSpec:
         memory: the memory config as a plain dict (``MemoryConfig.to_dict()``).
         bptt_length: PPO's ``bptt_length`` / SAC's ``sequence_length``; ``None``
             for kinds not trained through time (and PPO's default).
-        seed: the agent's seed.
+        seed: the run's seed index within its cell (0, 1, ...); the agent gets
+            :meth:`agent_seed`, split from it and the cell.
         total_timesteps: training budget in env steps.
         hyperparams: the agent's other constructor kwargs.
         eval_episodes: deterministic episodes of the final evaluation.
@@ -67,6 +70,19 @@ class RunSpec:
         """A stable hash of the full spec (the store's primary key)."""
         return hashlib.sha256(_canonical(asdict(self)).encode()).hexdigest()[:24]
 
+    def agent_seed(self) -> int:
+        """The seed handed to the agent: split by ``numpy.random.SeedSequence`` from
+        :attr:`seed` and a hash of the cell (everything but the seed and the version).
+
+        So no two runs of a suite share an env episode, a network initialisation or an
+        action sample (seed ``s`` of the gru cell and of the lstm cell are independent
+        runs), while the same spec always gets the same seed. A 31-bit int.
+        """
+        cell = {k: v for k, v in asdict(self).items() if k not in ("seed", "version")}
+        cell_hash = int(hashlib.sha256(_canonical(cell).encode()).hexdigest()[:15], 16)
+        state = np.random.SeedSequence([int(self.seed), cell_hash]).generate_state(1, np.uint32)
+        return int(state[0] >> np.uint32(1))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -95,6 +111,7 @@ class RunResult:
         steps_per_second: env steps per second of training (evaluation excluded).
         wall_seconds: the whole run, evaluation included.
         error: the traceback of a failed run.
+        agent_seed: the seed the agent was built with (:meth:`RunSpec.agent_seed`).
     """
 
     status: str
@@ -104,6 +121,7 @@ class RunResult:
     steps_per_second: float = math.nan
     wall_seconds: float = math.nan
     error: str = ""
+    agent_seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

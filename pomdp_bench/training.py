@@ -24,7 +24,7 @@ ProgressFn = Callable[[str, int, int], None]
 
 def build_agent(spec: RunSpec) -> Any:
     """The agent of ``spec``, constructed but not trained."""
-    common: dict[str, Any] = dict(env_kwargs=spec.env_kwargs, seed=spec.seed, device="cpu")
+    common: dict[str, Any] = dict(env_kwargs=spec.env_kwargs, seed=spec.agent_seed(), device="cpu")
     if spec.agent == "ppo":
         from pomdp_bench.agents.ppo import PPO
 
@@ -83,6 +83,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             curve=curve,
             steps_per_second=agent.num_timesteps / max(train_seconds, 1e-9),
             wall_seconds=time.perf_counter() - start,
+            agent_seed=spec.agent_seed(),
         )
     except Exception:  # a failed run is data, not a crash of the sweep
         return RunResult(
@@ -90,4 +91,5 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             curve=curve,
             wall_seconds=time.perf_counter() - start,
             error=traceback.format_exc(),
+            agent_seed=spec.agent_seed(),
         )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import VectorEnv
 
+from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.envs.make import check_same_step, make_vector_env
 
 # act(obs [N, *obs_shape], episode_starts [N] bool) -> actions [N, ...] ready for env.step.
@@ -30,7 +31,9 @@ def evaluate_episodes(
     new copies of ``env_id``; each copy runs its share of the episodes, as SB3's
     ``evaluate_policy`` does, so short episodes are not over-represented. ``act`` sees
     ``episode_starts`` true at every copy's first step and after every episode end,
-    which is where a memory must reset.
+    which is where a memory must reset. Copy ``i`` resets from the ``i``-th reset seed
+    that :func:`~pomdp_bench.agents.seeding.env_seeds` splits from ``seed`` for
+    evaluation, so no two seeds, and no training run, share an evaluation episode.
 
     Returns:
         ``[n_episodes]`` float64 returns, in order of completion per copy.
@@ -48,7 +51,7 @@ def evaluate_episodes(
     counts = np.zeros(n, dtype=np.int64)
     returns: list[list[float]] = [[] for _ in range(n)]
     running = np.zeros(n)
-    obs, _ = env.reset(seed=seed)
+    obs, _ = env.reset(seed=env_seeds(seed, "evaluate", n))
     starts = np.ones(n, dtype=bool)
     while (counts < targets).any():
         obs, reward, terminated, truncated, _ = env.step(act(obs, starts))

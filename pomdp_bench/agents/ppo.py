@@ -48,6 +48,7 @@ from pomdp_bench.agents.networks import (
 from pomdp_bench.agents.normalization import Normalizer
 from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer, check_bptt_length
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
+from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_float, check_int
@@ -322,7 +323,7 @@ class PPO:
         return self
 
     def _start_episodes(self) -> None:
-        obs, _ = self.env.reset(seed=self.seed)
+        obs, _ = self.env.reset(seed=env_seeds(self.seed, "train", self.n_envs))
         self.normalizer.reset_returns()
         self._obs = self._obs_tensor(self.normalizer.obs(obs, update=True))
         self._state = self.policy.initial_state(self.n_envs, self.device)
@@ -599,7 +600,9 @@ class PPO:
             deterministic: act with the most likely action.
             env: a ``SAME_STEP`` vector env to evaluate on (default: a new one of
                 the training env id and kwargs).
-            seed: seed of the evaluation env's resets (default ``seed + 10_000``).
+            seed: root of the evaluation episodes (default: the agent's seed); each
+                copy resets from its own stream split from it, never shared with
+                training (:mod:`pomdp_bench.agents.seeding`).
 
         Returns:
             ``[n_episodes]`` float64 returns, in order of completion per copy.
@@ -629,7 +632,7 @@ class PPO:
         return evaluate_episodes(
             act,
             n_episodes,
-            seed=self.seed + 10_000 if seed is None else seed,
+            seed=self.seed if seed is None else seed,
             env=env,
             env_id=self.env_id,
             env_kwargs=self.env_kwargs,

@@ -57,6 +57,7 @@ from pomdp_bench.agents.sac_networks import (
     observation_features,
 )
 from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
+from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
 from pomdp_bench.envs.make import training_env
 from pomdp_bench.memory import MemoryConfig
@@ -358,7 +359,7 @@ class SAC:
         self.history.append(stats)
 
     def _start_episodes(self) -> None:
-        self._obs, _ = self.env.reset(seed=self.seed)
+        self._obs, _ = self.env.reset(seed=env_seeds(self.seed, "train", self.n_envs))
         self._actor_state = self.actor.initial_state(self.n_envs, self.device)
         self._episode_starts = np.ones(self.n_envs, dtype=bool)
         self._prev_actions = torch.zeros(
@@ -660,7 +661,9 @@ class SAC:
             deterministic: act with the mean (``Box``) or most likely (``Discrete``) action.
             env: a ``SAME_STEP`` vector env to evaluate on (default: a new one of the
                 training env id and kwargs).
-            seed: seed of the evaluation env's resets (default ``seed + 10_000``).
+            seed: root of the evaluation episodes (default: the agent's seed); each
+                copy resets from its own stream split from it, never shared with
+                training (:mod:`pomdp_bench.agents.seeding`).
 
         Returns:
             ``[n_episodes]`` float64 returns, in order of completion per copy.
@@ -681,7 +684,7 @@ class SAC:
         return evaluate_episodes(
             act,
             n_episodes,
-            seed=self.seed + 10_000 if seed is None else seed,
+            seed=self.seed if seed is None else seed,
             env=env,
             env_id=self.env_id,
             env_kwargs=self.env_kwargs,

@@ -1,0 +1,104 @@
+"""The verdict cannot be fooled by a constant policy, and still sees a little memory.
+
+Simulated cells on the evaluation episodes the harness really uses: the memory
+suite's CueRecall and TMaze cells, their agents' seeds (:meth:`RunSpec.agent_seed`),
+the evaluation streams split from them and the episodes each evaluation copy runs.
+Each seed of a cell plays one policy on its own episodes; the leaderboard's rule
+(:func:`leaderboard.two_level_interval`, lower end above the ceiling) decides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pomdp_bench import leaderboard
+from pomdp_bench.agents.seeding import env_seeds
+from pomdp_bench.cards import get_card
+from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.envs.random_streams import RandomStreams
+from pomdp_bench.suites import expand, load_suite
+from pomdp_bench.training import build_agent
+
+CELLS, SEEDS = 1000, 5
+RESAMPLES = 999  # the leaderboard uses 9999; fewer keeps 4,000 simulated cells to seconds
+
+
+def suite_spec(env_id: str):
+    """A memory-suite PPO spec of ``env_id`` with a memory (its evaluation layout)."""
+    return next(s for s in expand(load_suite("memory")) if s.env_id == env_id and s.memory_kind == "gru")
+
+
+def episode_answers(spec, seed_index: int) -> np.ndarray:
+    """The hidden answer (CueRecall's cue, TMaze's goal side) of every final-evaluation
+    episode of seed ``seed_index`` of ``spec``'s cell, as the harness would run it."""
+    run = dataclasses.replace(spec, seed=seed_index)
+    copies = min(spec.eval_episodes, int(spec.hyperparams.get("n_envs", 8)))
+    targets = [(spec.eval_episodes + i) // copies for i in range(copies)]
+    streams = RandomStreams(copies)
+    streams.seed(np.array(env_seeds(run.agent_seed(), "evaluate", copies), dtype=np.int64))
+    high = spec.env_kwargs.get("num_cues", 4) if spec.env_id.startswith("CueRecall") else 2
+    answers = []
+    for episode in range(max(targets)):
+        streams.episodes[:] = episode
+        drawn = streams.integers(np.arange(copies), 0, high)
+        answers += [int(drawn[i]) for i in range(copies) if episode < targets[i]]
+    return np.array(answers)
+
+
+def test_answers_are_the_evaluation_episodes_the_agent_plays() -> None:
+    spec = suite_spec("CueRecall-v0")
+    run = dataclasses.replace(spec, seed=3)
+    agent = build_agent(run)
+    env = make_vector_env(spec.env_id, agent.n_envs, **spec.env_kwargs)
+    obs, _ = env.reset(seed=env_seeds(run.agent_seed(), "evaluate", agent.n_envs))
+    per_copy = [[int(c)] for c in obs[:, :4].argmax(-1)]
+    while min(len(c) for c in per_copy) < 2:
+        obs, _, terminated, truncated, _ = env.step(np.zeros(agent.n_envs, dtype=np.int64))
+        for i in np.flatnonzero(terminated | truncated):
+            per_copy[i].append(int(obs[i, :4].argmax()))
+    answers = episode_answers(spec, 3)
+    copies = agent.n_envs
+    assert answers[:copies].tolist() == [c[0] for c in per_copy]
+    assert answers[copies : 2 * copies].tolist() == [c[1] for c in per_copy]
+
+
+def simulate(env_id: str, p_right: float | None, rng: np.random.Generator) -> tuple[float, float]:
+    """Share of ``CELLS`` simulated cells flagged ``beats_ceiling`` by the new and the old rule.
+
+    ``p_right=None``: every seed always gives one answer (its own random pick);
+    else each episode is answered right with probability ``p_right`` and wrong
+    (uniformly among the wrong answers) otherwise.
+    """
+    spec = suite_spec(env_id)
+    ceiling = get_card(env_id).ceiling_for(spec.env_kwargs)
+    new = old = 0
+    for cell in range(CELLS):
+        returns = []
+        for seed in range(SEEDS):
+            answers = episode_answers(spec, cell * SEEDS + seed)
+            choices = 2 if env_id.startswith("TMaze") else spec.env_kwargs.get("num_cues", 4)
+            if p_right is None:
+                played = np.full_like(answers, rng.integers(choices))
+            else:
+                wrong = (answers + rng.integers(1, choices, size=answers.shape)) % choices
+                played = np.where(rng.random(answers.shape) < p_right, answers, wrong)
+            returns.append((played == answers).astype(np.float64))
+        low, _ = leaderboard.two_level_interval(returns, n_resamples=RESAMPLES, random_state=cell)
+        new += low > ceiling
+        old += leaderboard.interval(np.array([r.mean() for r in returns]))[0] > ceiling
+    return new / CELLS, old / CELLS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("env_id", "p_right"), [("CueRecall-v0", 0.35), ("TMaze-v0", 0.6)])
+def test_constant_policies_are_not_flagged_and_a_little_memory_is(env_id: str, p_right: float) -> None:
+    rng = np.random.default_rng(0)
+    false_positive, old_false_positive = simulate(env_id, None, rng)
+    power, _ = simulate(env_id, p_right, rng)
+    print(f"{env_id}: constant flagged {false_positive:.3f} (seed-level rule {old_false_positive:.3f}), "
+          f"p={p_right} flagged {power:.3f}")  # fmt: skip
+    assert false_positive <= 0.03, false_positive
+    assert power >= 0.90, power
