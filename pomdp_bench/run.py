@@ -28,7 +28,7 @@ from pomdp_bench.suites import available_suites, expand, load_suite
 # Single-thread training speeds (env steps/s) for --dry-run when the store has no
 # measurement: medians over the memory suite's BPTT lengths, measured on a 2-core
 # machine with three training processes sharing it (so on the slow side), with the
-# memory suite's hyperparameters (agents/*.yaml); (sac, TMaze-v0) from the published
+# memory suite's hyperparameters (agents/*.yaml); (sac, TMaze) from the published (v0)
 # memory-suite runs. SAC's transformer and mamba on MaskedPendulum were not measured:
 # 80 steps/s is a guess.
 _DEFAULT_RATES = {
@@ -48,7 +48,7 @@ _DEFAULT_RATES = {
         "transformer": 236,
         "mamba": 194,
     },
-    ("ppo", "TMaze-v0"): {
+    ("ppo", "TMaze-v1"): {
         "none": 2224,
         "framestack": 2717,
         "gru": 1081,
@@ -64,7 +64,7 @@ _DEFAULT_RATES = {
         "transformer": 978,
         "mamba": 466,
     },
-    ("sac", "TMaze-v0"): {
+    ("sac", "TMaze-v1"): {
         "none": 1007,
         "framestack": 623,
         "gru": 350,

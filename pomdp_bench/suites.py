@@ -12,7 +12,7 @@ A suite file looks like this (see ``suites/README.md``)::
         memory: [none, framestack, gru, lstm, transformer, mamba]
         hyperparams: {}                 # overrides for every env of the group
         envs:
-          - id: TMaze-v0
+          - id: TMaze-v1
             env_kwargs: {corridor_length: 10}
             horizon: 10                 # default: the card's memory_horizon
             bptt: [4, 8, 16]            # for kinds trained through time

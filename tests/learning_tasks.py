@@ -119,7 +119,7 @@ PPO_SETTINGS = dict(
 )
 PPO_TASKS = {
     # env id: (env kwargs, learning rate, budget in env steps, feedforward ceiling)
-    "TMaze-v0": ({"corridor_length": 5}, "lin_0.002", 30_000, 0.5),
+    "TMaze-v1": ({"corridor_length": 5}, "lin_0.002", 30_000, 0.5),
     "CueRecall-v0": ({"delay": 5}, "lin_0.003", 40_000, 0.25),
 }
 
@@ -153,9 +153,9 @@ def train_ppo(env_id: str, memory: dict | None, seed: int = 0) -> tuple[Outcome,
 # ----------------------------------------------------------------------------- SAC
 SAC_TASKS = {
     # name: (env id, env kwargs, episode length, budget in env steps, memory)
-    "tmaze": ("TMaze-v0", {"corridor_length": 5}, 6, 20_000, {"kind": "gru", "hidden_size": 32}),
+    "tmaze": ("TMaze-v1", {"corridor_length": 5}, 6, 20_000, {"kind": "gru", "hidden_size": 32}),
     "cue_recall": ("CueRecall-v0", {"delay": 5}, 7, 12_000, {"kind": "gru", "hidden_size": 32}),
-    "tmaze_none": ("TMaze-v0", {"corridor_length": 5}, 6, 8_000, {"kind": "none"}),
+    "tmaze_none": ("TMaze-v1", {"corridor_length": 5}, 6, 8_000, {"kind": "none"}),
 }
 
 

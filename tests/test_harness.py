@@ -74,7 +74,7 @@ def test_memory_suite_covers_the_grid() -> None:
     specs = expand(suite)
     assert suite.seeds >= 5
     ppo = [s for s in specs if s.agent == "ppo"]
-    assert {s.env_id for s in ppo} == {"MaskedCartPole-v0", "TMaze-v0", "CueRecall-v0", "MaskedPendulum-v0"}
+    assert {s.env_id for s in ppo} == {"MaskedCartPole-v0", "TMaze-v1", "CueRecall-v0", "MaskedPendulum-v0"}
     assert {s.memory_kind for s in ppo} == {"none", "framestack", "gru", "lstm", "transformer", "mamba"}
     for env_id in {s.env_id for s in ppo}:
         lengths = sorted({s.bptt_length for s in ppo if s.env_id == env_id and s.memory_kind in TIME_KINDS})

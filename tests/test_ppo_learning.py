@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.trajectory]
 
 # Env steps at which seeds 0-4 first evaluated at >= 0.95 (scripts/measure_test_margins.py),
 # native AVX-512 / AVX2 / SSE4.1-default kernels; the budgets are in learning_tasks.PPO_TASKS:
-#   TMaze-v0      8k-10k on every seed and setting; budget 30k (2.9x the slowest)
+#   TMaze-v1      8k-10k on every seed and setting; budget 30k (2.9x the slowest)
 #   CueRecall-v0  6k-14k; budget 40k (2.8x)
 
 

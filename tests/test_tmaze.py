@@ -71,7 +71,7 @@ def test_memoryless_policy_scores_the_ceiling(active: bool) -> None:
     assert len(rewards) == episode_length(10, active)
     assert abs(returns.mean() - 0.5) < TOLERANCE
     assert set(np.unique(returns)) <= {0.0, 1.0}  # never behind schedule
-    card = get_card("TMazeActive-v0" if active else "TMaze-v0")
+    card = get_card("TMazeActive-v1" if active else "TMaze-v1")
     assert card.ff_ceiling == 0.5 and card.optimal_return == 1.0
 
 
@@ -182,14 +182,14 @@ def test_observation_encoding_active() -> None:
 
 
 def test_penalty_for_being_behind_schedule_passive() -> None:
-    env = TMazeEnv(corridor_length=10)
+    env = TMazeEnv(corridor_length=10)  # v1: -1/L, as Ni et al.'s reference
     env.reset(seed=0)
     rewards = [env.step(LEFT)[1] for _ in range(11)]  # stuck on the oracle all episode
-    np.testing.assert_allclose(rewards, [-1 / 11] * 10 + [0.0], rtol=1e-6)
+    np.testing.assert_allclose(rewards, [-1 / 10] * 10 + [0.0], rtol=1e-6)
     env.reset(seed=0)
     # One step lost at the start: behind from then on, and too late to reach an arm.
     rewards = [env.step(a)[1] for a in [UP] + [RIGHT] * 10]
-    np.testing.assert_allclose(rewards, [-1 / 11] * 10 + [0.0], rtol=1e-6)
+    np.testing.assert_allclose(rewards, [-1 / 10] * 10 + [0.0], rtol=1e-6)
     env.reset(seed=0)
     rewards = [env.step(RIGHT)[1] for _ in range(10)]  # on schedule: no penalty
     assert rewards == [0.0] * 10
@@ -200,11 +200,28 @@ def test_penalty_for_being_behind_schedule_active() -> None:
     env.reset(seed=0)
     # Left to the oracle is on schedule; lingering there one more step is not.
     rewards = [env.step(a)[1] for a in [LEFT, LEFT, RIGHT, RIGHT, RIGHT, RIGHT, RIGHT]]
-    np.testing.assert_allclose(rewards, [0.0] + [-1 / 7] * 5 + [0.0], rtol=1e-6)
+    np.testing.assert_allclose(rewards, [0.0] + [-1 / 4] * 5 + [0.0], rtol=1e-6)
     env.reset(seed=0)
     # Skipping the oracle keeps two steps in hand: never behind.
     rewards = [env.step(a)[1] for a in [RIGHT, RIGHT, RIGHT, RIGHT, UP, UP]]
     assert rewards == [0.0] * 6
+
+
+@pytest.mark.parametrize(("env_id", "step_penalty"), [("TMaze-v1", 1 / 10), ("TMaze-v0", 1 / 11)])
+def test_versions_differ_in_the_step_penalty_alone(env_id: str, step_penalty: float) -> None:
+    """v1 charges the reference's 1/L a step behind schedule, v0 charged 1/T; the rest is equal."""
+    env, reference = gym.make(env_id), TMazeEnv(corridor_length=10)
+    for seed in range(3):
+        (obs, _), (ref_obs, _) = env.reset(seed=seed), reference.reset(seed=seed)
+        np.testing.assert_array_equal(obs, ref_obs)
+        for action in [LEFT, RIGHT] * 3 + [RIGHT] * 4 + [UP]:
+            obs, reward, terminated, _, _ = env.step(action)
+            ref_obs, ref_reward, ref_terminated, _, _ = reference.step(action)
+            np.testing.assert_array_equal(obs, ref_obs)
+            assert terminated == ref_terminated
+            assert reward == pytest.approx(ref_reward * (step_penalty * 10 if ref_reward < 0 else 1.0))
+    with pytest.raises(ValueError, match=r"penalty must be one of \['corridor', 'episode'\], got 'step'"):
+        TMazeEnv(penalty="step")
 
 
 @pytest.mark.parametrize("active", VARIANTS)
@@ -264,10 +281,11 @@ def test_wrong_kwarg_types_raise_type_and_value_error(kwargs: dict, match: str) 
 
 
 def test_registered_ids_make_both_variants() -> None:
-    env = gym.make("TMazeActive-v0")
+    env = gym.make("TMazeActive-v1")
     assert env.unwrapped._batch.active and env.unwrapped._batch.corridor_length == 10
-    vec = gym.make_vec("TMaze-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    vec = gym.make_vec("TMaze-v1", num_envs=3, vectorization_mode="vector_entry_point")
     assert isinstance(vec, TMazeVectorEnv) and not vec._batch.active
+    assert gym.make("TMazeActive-v0").unwrapped._batch.penalty == "episode"
 
 
 @pytest.mark.parametrize("action", [4, -1, 1.5, "up"])

@@ -93,7 +93,7 @@ def simulate(env_id: str, p_right: float | None, rng: np.random.Generator) -> tu
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("env_id", "p_right"), [("CueRecall-v0", 0.35), ("TMaze-v0", 0.6)])
+@pytest.mark.parametrize(("env_id", "p_right"), [("CueRecall-v0", 0.35), ("TMaze-v1", 0.6)])
 def test_constant_policies_are_not_flagged_and_a_little_memory_is(env_id: str, p_right: float) -> None:
     rng = np.random.default_rng(0)
     false_positive, old_false_positive = simulate(env_id, None, rng)

@@ -69,15 +69,18 @@ class TMazeBatch(Batch):
     table directly; the other tables are repeated 4 times to be indexed by the key.
     """
 
-    def __init__(self, num_envs: int, corridor_length: int, active: bool) -> None:
+    def __init__(self, num_envs: int, corridor_length: int, active: bool, penalty: str = "corridor") -> None:
         super().__init__(num_envs)
         self.corridor_length = corridor_length
         self.active = active
+        self.penalty = penalty
         self.oracle_length = 1 if active else 0
         o, length = self.oracle_length, corridor_length
         self.junction = o + length
         # Passive: L moves right and one turn. Active: one step left to the oracle and back too.
         self.episode_length = length + 1 + 2 * o
+        # Ni et al.'s reference charges 1/L a step behind schedule (v1); v0 charged 1/T.
+        self.step_penalty = 1.0 / (length if penalty == "corridor" else self.episode_length)
         self.single_observation_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(_NUM_ACTIONS)
         self._build_tables()
@@ -137,7 +140,7 @@ class TMazeBatch(Batch):
         obs[state, 0] = cell >= j
         obs[state, 1] = np.where(cell >= j, y, np.where(cue_now, goal_y, 0))
         penalty = np.zeros(num_states, dtype=np.float32)
-        penalty[state] = np.where(lead < 0, -1.0 / self.episode_length, 0.0)
+        penalty[state] = np.where(lead < 0, -self.step_penalty, 0.0)
         goal_reward = np.zeros(num_states, dtype=np.float32)
         goal_reward[state] = (cell > j) & (y == goal_y)
 
@@ -207,9 +210,15 @@ class TMazeBatch(Batch):
         raise ValueError(f"render mode {mode!r} is not supported: use one of {_RENDER_MODES}")
 
 
-def _make_batch(num_envs: int, corridor_length: int, active: bool) -> TMazeBatch:
+#: ``penalty`` values: what the per-step penalty for being behind schedule divides 1 by.
+PENALTIES = ("corridor", "episode")
+
+
+def _make_batch(num_envs: int, corridor_length: int, active: bool, penalty: str) -> TMazeBatch:
     length = check_int("corridor_length", corridor_length, minimum=1, maximum=MAX_CORRIDOR_LENGTH)
-    return TMazeBatch(num_envs, length, check_bool("active", active))
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {list(PENALTIES)}, got {penalty!r}")
+    return TMazeBatch(num_envs, length, check_bool("active", active), penalty)
 
 
 class TMazeEnv(BatchedEnv):
@@ -218,15 +227,19 @@ class TMazeEnv(BatchedEnv):
     The agent walks a corridor of ``corridor_length`` cells to a T-junction and
     turns up or down at the last step. Only the oracle cell at the corridor's
     left end shows which arm holds the goal, and only on the agent's first visit.
-    **Passive** (``TMaze-v0``): the agent starts on the oracle cell. **Active**
-    (``TMazeActive-v0``, ``active=True``): it starts one cell right of it and
+    **Passive** (``TMaze-v1``): the agent starts on the oracle cell. **Active**
+    (``TMazeActive-v1``, ``active=True``): it starts one cell right of it and
     must step back left to see the cue, which costs the two spare steps it has.
+
+    Versions: ``-v1`` charges the reference implementation's ``-1/L`` a step behind
+    schedule (Memory-RL's ``configs/envs/tmaze_passive.py`` and ``tmaze_active.py``);
+    ``-v0`` (``penalty="episode"``) charged ``-1/T``. Everything else is the same.
 
     | | |
     |---|---|
     | Observation | `Box(-1, 1, (2,), float32)`: see the table below; the same 2 numbers for any `corridor_length` |
     | Action | `Discrete(4)`: 0 right (+x), 1 up (+y), 2 left (-x), 3 down (-y); a move into a wall stays put |
-    | Reward | final step: 1 in the goal arm, 0 elsewhere; every other step: `-1/T` if the agent is behind schedule, else 0 |
+    | Reward | final step: 1 in the goal arm, 0 elsewhere; every other step: `-1/L` (v0: `-1/T`) if the agent is behind schedule, else 0 |
     | Termination | after exactly `T` steps: `T = L + 1` passive, `L + 3` active (`L = corridor_length`) |
     | Truncation | never (the horizon is part of the task, so it ends with `terminated=True`) |
     | Memory horizon | `L` steps passive (cue at step 0, turn at step `L`), `L + 1` active (cue at step 1, turn at step `L + 2`) |
@@ -246,7 +259,8 @@ class TMazeEnv(BatchedEnv):
     **Reward.** Let ``t`` be the number of steps taken (after this one) and
     ``o`` the oracle length (0 passive, 1 active). The schedule is ``x = t - o``:
     the fastest walk to the junction, via the oracle in the active maze. A
-    non-final step with ``x < t - o`` gives ``-1/T``; the final step gives 1 if
+    non-final step with ``x < t - o`` gives ``-1/L`` (``-1/T`` with
+    ``penalty="episode"``, the v0 ids); the final step gives 1 if
     the agent stands in the goal arm and 0 otherwise, with no penalty (at ``t = T``
     no cell is on schedule). The optimal policy (passive: ``L`` times right, then
     towards the cue; active: left, ``L + 1`` times right, then towards the cue)
@@ -265,6 +279,8 @@ class TMazeEnv(BatchedEnv):
         corridor_length: ``L``, cells from the oracle column to the junction, in
             ``[1, 10000]``; the observation does not grow with it.
         active: ``False`` for the passive maze, ``True`` for the active one.
+        penalty: ``"corridor"`` (``-1/L`` a step behind schedule, the reference and
+            the v1 ids) or ``"episode"`` (``-1/T``, the v0 ids).
         render_mode: ``None``, ``"ansi"`` (a text picture) or ``"rgb_array"``
             (``[30, 10 (o + L + 1), 3] uint8``).
     """
@@ -272,9 +288,13 @@ class TMazeEnv(BatchedEnv):
     metadata: dict[str, Any] = {"render_modes": _RENDER_MODES, "render_fps": 4}
 
     def __init__(
-        self, corridor_length: int = 10, active: bool = False, render_mode: str | None = None
+        self,
+        corridor_length: int = 10,
+        active: bool = False,
+        penalty: str = "corridor",
+        render_mode: str | None = None,
     ) -> None:
-        self._init_batch(_make_batch(1, corridor_length, active), render_mode)
+        self._init_batch(_make_batch(1, corridor_length, active, penalty), render_mode)
 
 
 class TMazeVectorEnv(BatchedVectorEnv):
@@ -288,6 +308,7 @@ class TMazeVectorEnv(BatchedVectorEnv):
         num_envs: how many copies, ``>= 1``.
         corridor_length: as in :class:`TMazeEnv`.
         active: as in :class:`TMazeEnv`.
+        penalty: as in :class:`TMazeEnv`.
         autoreset_mode: Gymnasium's autoreset mode.
         render_mode: as in :class:`TMazeEnv`; ``render()`` returns one frame per copy.
     """
@@ -299,8 +320,9 @@ class TMazeVectorEnv(BatchedVectorEnv):
         num_envs: int = 1,
         corridor_length: int = 10,
         active: bool = False,
+        penalty: str = "corridor",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, minimum=1)
-        self._init_batch(_make_batch(num_envs, corridor_length, active), autoreset_mode, render_mode)
+        self._init_batch(_make_batch(num_envs, corridor_length, active, penalty), autoreset_mode, render_mode)
