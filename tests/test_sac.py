@@ -431,3 +431,51 @@ def test_truncation_bootstraps_on_the_final_row() -> None:
     assert bool((t_next[cut] == 7).all()) and bool((t[cut] == 6).all())
     rest = ~term & ~cut
     torch.testing.assert_close(target[rest], r[rest] + agent.gamma * (t[rest] + 1))
+
+
+@pytest.mark.parametrize("env_id", ["MaskedPendulum-v0", "CueRecall-v0"])
+def test_actor_is_scored_by_the_critic_after_its_step(env_id: str) -> None:
+    """The actor loss reads the critic's trunk and memory as they are after the critic's
+    optimizer step (SB3 and Ni et al. recompute them), not the pre-step latent."""
+    agent = SAC(
+        env_id, "gru", n_envs=2, burn_in=2, sequence_length=4, learning_starts=10_000, batch_size=8,
+        seed=5, **SMALL,
+    )  # fmt: skip
+    agent.learn(200)
+    batch = agent.buffer.sample(8, agent._sample_generator)
+    seen = []
+    q_values = agent.critic.q_values
+
+    def recording(latent, *args):
+        seen.append(latent.detach().clone())
+        return q_values(latent, *args)
+
+    agent.critic.q_values = recording
+    agent._gradient_step(batch)
+    del agent.critic.q_values
+    obs = observation_features(batch.obs, agent.observation_space)
+    x = agent.critic.inputs(obs, batch.prev_actions)
+    learn = slice(agent.burn_in, agent.burn_in + agent.sequence_length)
+    with torch.no_grad():
+        state = agent._warm_up(agent.critic, x, batch.episode_starts)
+        after, _ = agent.critic(x[learn], state, batch.episode_starts[learn])
+    assert len(seen) == 2  # the critic loss's, then the actor loss's
+    assert not torch.allclose(seen[0], after)  # the critic's step moved its latent ...
+    torch.testing.assert_close(seen[1], after)  # ... and the actor was scored with the moved one
+
+
+def test_predict_between_learn_calls_leaves_training_unchanged() -> None:
+    def run(predict_between: bool) -> SAC:
+        agent = SAC("CueRecall-v0", "gru", n_envs=2, learning_starts=60, batch_size=4, seed=7, **SMALL)
+        agent.learn(80)
+        if predict_between:
+            obs = np.eye(6, dtype=np.float32)[:2]
+            for _ in range(5):
+                agent.predict(obs, deterministic=False)
+        agent.learn(80)
+        return agent
+
+    a, b = run(False), run(True)
+    for p, q in zip(a.actor.parameters(), b.actor.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert [h["critic_loss"] for h in a.history] == [h["critic_loss"] for h in b.history]

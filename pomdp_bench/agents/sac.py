@@ -271,6 +271,9 @@ class SAC:
         self._act_generator = torch.Generator(device=self.device).manual_seed(seed)
         self._noise_generator = torch.Generator(device=self.device).manual_seed(seed + 1)
         self._sample_generator = torch.Generator().manual_seed(seed + 2)
+        # predict() draws from its own generator, so calling it between learn() calls
+        # leaves training exactly as it would have been.
+        self._predict_generator = torch.Generator(device=self.device).manual_seed(seed + 4)
         self._explore_rng = np.random.default_rng(seed + 3)
         if not self.discrete:
             self._action_low = self.action_space.low.astype(np.float64)
@@ -526,7 +529,11 @@ class SAC:
         self.critic_optimizer.step()
 
         # -- actor: maximise the updated soft Q of its own actions --------------------
-        # The critic's memory output is held fixed: the actor loss trains the actor only.
+        # Scored by the critic after its step, trunk and memory included (as SB3 and Ni et
+        # al. recompute it); the critic's output is held fixed: this loss trains the actor only.
+        with torch.no_grad():
+            critic_state = self._warm_up(self.critic, critic_x, starts)
+            latent_q, _ = self.critic(critic_x[learn], critic_state, starts[learn])  # [L, B, H]
         if self.discrete:
             with torch.no_grad():
                 q_pi = self.critic.q_values(latent_q.detach()).min(0).values  # [L, B, n]
@@ -640,7 +647,7 @@ class SAC:
             if episode_start is None
             else torch.as_tensor(np.asarray(episode_start, bool).reshape(n), device=self.device)
         )
-        action, mem = self._actor_step(obs, mem, starts, deterministic, self._act_generator)
+        action, mem = self._actor_step(obs, mem, starts, deterministic, self._predict_generator)
         return (action[0] if single else action), state_to_numpy(mem)
 
     def evaluate(
