@@ -263,7 +263,7 @@ def test_transformer_without_position_encoding_sees_no_position():
         memory = make("transformer", position_encoding=encoding)
         x = torch.randn(6, 1, D).expand(6, 2, D)
         state = memory.initial_state(2)
-        state = (*state[:2], torch.tensor([10, 300]))  # two positions, both past the window
+        state = (state[0], torch.tensor([10, 300]))  # two positions, both past the window
         with torch.no_grad():
             y, _ = memory(x, state, torch.zeros(6, 2, dtype=torch.bool))
         assert torch.allclose(y[:, 0], y[:, 1], atol=1e-6) is same
@@ -289,8 +289,8 @@ def test_transformer_counts_positions_within_the_episode():
     starts = torch.zeros(6, 2, dtype=torch.bool)
     starts[2, 0] = True
     state = memory.initial_state(2)
-    state = (*state[:2], torch.tensor([0, 40]))  # copy 1 is 40 steps into its episode
-    _, (_, _, position) = memory(torch.zeros(6, 2, D), state, starts)
+    state = (state[0], torch.tensor([0, 40]))  # copy 1 is 40 steps into its episode
+    _, (_, position) = memory(torch.zeros(6, 2, D), state, starts)
     assert position.tolist() == [4, 46]
     assert positions_in_episode(starts, torch.tensor([0, 40]))[:, 0].tolist() == [0, 1, 0, 1, 2, 3]
 
@@ -512,3 +512,26 @@ def test_lag_bias_applies_to_the_step_that_many_steps_back():
     assert torch.equal(out[1:, 0, 0], previous[1:, 0])
     assert out[0, 0, 0] == v[window - 1, 0, 0]  # an episode's first step sees only itself
     assert torch.equal(out[:, 1, 0], previous[:, 1])
+
+
+def test_transformer_state_is_inputs_so_new_weights_never_read_old_keys():
+    """The state keeps inputs, not keys: after the weights change, continuing from a
+    state gives what the new weights compute over the whole history (a key/value cache
+    would mix in keys of the old weights)."""
+    memory = make("transformer")  # 2 layers, window 6: the state keeps 2 * 5 inputs
+    steps, batch = 20, 3
+    x = torch.randn(steps, batch, D, generator=torch.Generator().manual_seed(4))
+    starts = random_starts(steps, batch, 0.1, 4)
+    starts[0] = True
+    with torch.no_grad():
+        _, state = memory(x[:12], memory.initial_state(batch), starts[:12])
+        assert state[0].shape == (batch, 10, D)
+        for p in memory.parameters():  # an "update"
+            p.add_(0.1 * torch.randn(p.shape, generator=torch.Generator().manual_seed(5)))
+        continued, _ = memory(x[12:], state, starts[12:])
+        y_all, _ = memory(x, memory.initial_state(batch), starts)
+    torch.testing.assert_close(continued, y_all[12:], atol=1e-5, rtol=0)
+    # The context's keys and values carry no gradient into the weights.
+    y, _ = memory(x[12:], state, starts[12:])
+    keys, _ = memory.context_cache(*state)
+    assert not keys[0].requires_grad and y.requires_grad

@@ -309,3 +309,21 @@ def test_evaluate_starts_each_episode_from_zero_memory() -> None:
     returns = model.evaluate(6)
     assert returns.shape == (6,) and set(np.unique(returns)) <= {0.0, 1.0}
     np.testing.assert_array_equal(returns, model.evaluate(6))  # deterministic, independent of training state
+
+
+def test_transformer_pieces_attend_to_keys_of_the_current_weights() -> None:
+    """After an update, a stored piece that starts mid-episode reads keys and values the
+    current weights compute from the stored inputs: its outputs equal the current
+    weights run over the rollout from its first step."""
+    memory = {"kind": "transformer", "hidden_size": 8, "num_heads": 2, "window": 6, "num_layers": 2}
+    model = PPO(_cartpole(2), memory, bptt_length=4, **SMALL)
+    model.learn(2 * 16)  # one rollout (from fresh episodes at t = 0), then one update
+    policy, buf = model.policy, model.buffer
+    trunk = policy.actor_trunk
+    with torch.no_grad():
+        truth, _ = trunk(policy.preprocess(buf.obs), trunk.initial_state(2), buf.episode_starts)
+        for k in range(1, 4):
+            piece = slice(4 * k, 4 * k + 4)
+            state = buf.piece_states[k].actor
+            y, _ = trunk(policy.preprocess(buf.obs[piece]), state, buf.episode_starts[piece])
+            torch.testing.assert_close(y, truth[piece], atol=1e-5, rtol=0)

@@ -309,9 +309,12 @@ def test_box_actions_scale_into_the_bounds_exactly() -> None:
 
 def test_squashed_gaussian_log_prob_matches_torch_distributions() -> None:
     agent = SAC("Pendulum-v1", None, learning_starts=1000, **SMALL)
-    latent = torch.randn(7, 16)
+    # Its own generator (the global one depends on test order) and small latents: near
+    # |a| = 1 the atanh below loses the precision the comparison needs.
+    latent = 0.3 * torch.randn(7, 16, generator=torch.Generator().manual_seed(1))
     g = torch.Generator().manual_seed(0)
     action, log_prob = agent.actor.policy(latent, g)
+    assert bool((action.abs() < 0.99).all()), action
     mean = agent.actor.mu(latent)
     std = agent.actor.log_std(latent).clamp(-20, 2).exp()
     u = torch.atanh(action.clamp(-1 + 1e-6, 1 - 1e-6))

@@ -11,10 +11,15 @@ the previous step, while a long episode still looks the same at every position.
 A step attends to itself and the ``window - 1`` steps before it, never to a step
 before its episode's start.
 
-The state is a key/value cache of the last ``window - 1`` steps of every layer and
-the position within the episode, so acting one step at a time and training on a
-whole sequence compute the same thing, and a training sequence that starts
-mid-episode from a stored state attends to the steps cached in it.
+The state is the last ``num_layers * (window - 1)`` *inputs* and the position
+within the episode, not a key/value cache. Every call computes the keys and values
+of those steps afresh, with the current weights and without gradient, before it
+reads its own steps. So no step ever attends to numbers from older weights: not
+the first steps after an update while acting, and not the first steps of a stored
+training sequence that starts mid-episode (a cache would hold the keys of the
+weights that acted). ``num_layers * (window - 1)`` inputs are exactly what the
+deepest layer's keys of the last ``window - 1`` steps depend on, so acting one step
+at a time and running a whole sequence still compute the same thing.
 """
 
 from __future__ import annotations
@@ -141,9 +146,10 @@ class TransformerBlock(nn.Module):
 class TransformerMemory(Memory):
     """A causal transformer over the episode's last ``window`` steps: ``[T, B, D] -> [T, B, H]``.
 
-    State, batch-first: ``(keys [B, L, window - 1, H], values [B, L, window - 1, H],
-    position [B])``. ``position`` (int64) counts the steps the episode has had; cache
-    entries older than that are zero and never attended to.
+    State, batch-first: ``(inputs [B, C, D], position [B])`` with
+    ``C = num_layers * (window - 1)``: the last ``C`` inputs, oldest first, and
+    (int64) how many steps the episode has had. Inputs from before the episode's
+    start are zero and never attended to.
     """
 
     kind = "transformer"
@@ -170,25 +176,65 @@ class TransformerMemory(Memory):
                     nn.init.normal_(module.weight, std=0.02)
                     nn.init.zeros_(module.bias)
 
-    def state_spec(self) -> tuple[StateSpec, ...]:
-        cache = (self.config.num_layers, self.window - 1, self.config.hidden_size)
-        return ((cache, True), (cache, True), ((), False))
+    @property
+    def context_length(self) -> int:
+        """``C = num_layers * (window - 1)``: how many past inputs the state keeps."""
+        return self.config.num_layers * (self.window - 1)
 
-    def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
-        k_cache, v_cache, position = state
-        positions = positions_in_episode(starts, position)  # [T, B]
+    def state_spec(self) -> tuple[StateSpec, ...]:
+        return (((self.context_length, self.input_size), True), ((), False))
+
+    def _embed(self, x: Tensor, positions: Tensor) -> Tensor:
         h = self.in_proj(x)  # [T, B, H]
         if self.sinusoidal:
             h = h + sinusoidal_embedding(positions, self.output_size).to(x.dtype)
+        return h
+
+    @torch.no_grad()
+    def context_cache(self, inputs: Tensor, position: Tensor) -> tuple[list[Tensor], list[Tensor]]:
+        """Keys and values of the last ``window - 1`` context steps, per layer, from the
+        current weights and without gradient.
+
+        Args:
+            inputs: ``[B, C, D]`` the state's inputs, oldest first.
+            position: ``[B]`` the steps the episode has had (the state's position).
+
+        Returns:
+            ``(keys, values)``: one ``[B, window - 1, H]`` per layer. Entries of steps
+            before the episode's start are computed but never attended to.
+        """
+        batch, context = inputs.shape[0], inputs.shape[1]
+        keep = self.window - 1
+        empty = inputs.new_zeros(batch, keep, self.output_size)
+        if keep == 0:
+            return [empty] * len(self.blocks), [empty] * len(self.blocks)
+        # Steps before the episode's start sit at negative positions: clamped to 0, they
+        # attend to themselves alone (finite, and nothing that is kept reads them).
+        offsets = torch.arange(context - 1, -1, -1, device=inputs.device)[:, None]  # [C, 1]
+        positions = (position[None, :] - 1 - offsets).clamp(min=0)  # [C, B]
+        h = self._embed(inputs.transpose(0, 1), positions)  # [C, B, H]
         keys, values = [], []
         for layer, block in enumerate(self.blocks):
-            h, k, v = self._maybe_checkpoint(block, h, k_cache[:, layer], v_cache[:, layer], positions)
-            keys.append(k)
-            values.append(v)
-        # Zero the cached steps that precede the episode start: a canonical state.
+            if layer == len(self.blocks) - 1:  # the last layer's keys need no attention
+                _, k, v = block.qkv(block.attn_norm(h[-keep:])).chunk(3, dim=-1)
+                keys.append(k.transpose(0, 1))
+                values.append(v.transpose(0, 1))
+            else:  # earlier layers: the steps' outputs feed the next layer's keys
+                h, k, v = block(h, empty, empty, positions)
+                keys.append(k)
+                values.append(v)
+        return keys, values
+
+    def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
+        inputs, position = state
+        k_cache, v_cache = self.context_cache(inputs, position)
+        positions = positions_in_episode(starts, position)  # [T, B]
+        h = self._embed(x, positions)  # [T, B, H]
+        for layer, block in enumerate(self.blocks):
+            h, _, _ = self._maybe_checkpoint(block, h, k_cache[layer], v_cache[layer], positions)
+        # The last C inputs, zeroed before the episode's start: a canonical state.
         next_position = positions[-1] + 1  # [B]
-        valid = lag_mask(next_position.unsqueeze(0), self.window)[0, :, :-1]  # [B, window - 1]
-        valid = valid.to(h.dtype)[:, None, :, None]
-        keys = torch.stack(keys, 1) * valid
-        values = torch.stack(values, 1) * valid
-        return self.final_norm(h), (keys, values, next_position)
+        context = self.context_length
+        recent = torch.cat([inputs, x.transpose(0, 1)], dim=1)[:, inputs.shape[1] + x.shape[0] - context :]
+        valid = lag_mask(next_position.unsqueeze(0), context + 1)[0, :, :-1]  # [B, C]
+        return self.final_norm(h), (recent * valid.to(x.dtype).unsqueeze(-1), next_position)
