@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.cards import get_card
+from pomdp_bench.spec import RunSpec
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -53,6 +54,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
         "float",
         "final_return minus the curve's evaluation at the last point at or before 75% of the budget",
     ),
+    "cue_reach": (
+        "float",
+        "share of finished training episodes whose last step's gradient reached horizon steps back within the same piece (PPO's gradient_reach; runs stored before 0.2.0: the same count from the rollout layout, exact for fixed-length episodes); empty for other agents",
+    ),
     "steps_per_second": ("float", "env steps per second of training, evaluation excluded"),
     "wall_seconds": ("float", "the run's wall time, evaluation included"),
     "error": ("str", "last line of the error of a failed run"),
@@ -70,7 +75,14 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "agent": ("str", "ppo, sac or sb3_ppo"),
     "memory": ("str", "memory kind"),
     "bptt_length": ("int", "PPO bptt_length / SAC sequence_length; empty for kinds not trained through time"),
-    "bptt_policy": ("str", "covers (bptt_length >= horizon + 1), short (shorter), or n/a"),
+    "pieces": (
+        "str",
+        "nominal: long (bptt_length >= horizon + 1), short (shorter), or n/a; pieces are fixed windows of the rollout, so long pieces reach the cue only for some episodes: see cue_reach",
+    ),
+    "cue_reach": (
+        "float",
+        "mean over seeds of the runs' cue_reach: the share of training episodes whose decision's gradient reached back horizon steps, to the cue",
+    ),
     "n_seeds": ("int", "seeds whose run finished"),
     "n_failed": ("int", "seeds whose run failed"),
     "total_timesteps": ("int", "training budget per run, env steps"),
@@ -109,9 +121,13 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "env_id": ("str", "registered env id"),
     "agent": ("str", "ppo, sac or sb3_ppo"),
     "memory": ("str", "memory kind"),
-    "bptt_policy": ("str", "covers, short or n/a (see the cell table)"),
+    "pieces": ("str", "long, short or n/a (see the cell table)"),
     "horizons_tried": ("str", "the horizons of the suite, ;-separated"),
     "longest_horizon_learned": ("int", "the longest horizon whose cell is learned; 0 if none"),
+    "cue_reach_at_longest": (
+        "float",
+        "cue_reach of that cell: how often its gradient actually reached the cue (empty if none learned)",
+    ),
 }
 
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
@@ -129,11 +145,53 @@ def _late_gain(result: dict[str, Any], budget: int) -> float:
     return float(result["final_return"] - earlier[-1]) if earlier else math.nan
 
 
+def cue_reach(gradient_reach: list[int] | np.ndarray | None, horizon: int) -> float:
+    """The share of training episodes whose decision's gradient reached ``horizon`` steps
+    back, from a ``gradient_reach`` histogram (``[k]``: episodes reaching exactly ``k``)."""
+    if gradient_reach is None:
+        return math.nan
+    counts = np.asarray(gradient_reach, dtype=np.int64)
+    total = counts.sum()
+    return float(counts[horizon:].sum() / total) if total else math.nan
+
+
+def layout_reach(spec: dict[str, Any]) -> list[int] | None:
+    """The ``gradient_reach`` histogram PPO measures, computed from a spec's rollout layout.
+
+    For runs stored before PPO measured it. Every copy starts at step 0 and, with a
+    fixed episode length ``E`` (TMaze, CueRecall), episode ``k`` ends at copy step
+    ``kE + E - 1``; its gradient reaches ``min(that step mod bptt_length, E - 1)``
+    steps back. Exact for such envs (tests check it against the measurement); None for
+    other agents, or for envs whose episodes vary in length.
+    """
+    if spec["agent"] != "ppo":
+        return None
+    from pomdp_bench.training import build_agent  # the agent resolves its own defaults
+
+    agent = build_agent(RunSpec.from_dict(spec))
+    length = getattr(getattr(agent.env, "_batch", None), "episode_length", None)
+    agent.env.close()
+    if length is None:
+        return None
+    rollout = agent.n_envs * agent.n_steps
+    steps = math.ceil(spec["total_timesteps"] / rollout) * agent.n_steps  # per copy
+    ends = np.arange(length - 1, steps, length)
+    reach = np.minimum(ends % agent.bptt_length, length - 1)
+    return (agent.n_envs * np.bincount(reach, minlength=agent.bptt_length)).tolist()  # every copy alike
+
+
 def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     """One row per stored run of ``suite`` (rows from :meth:`ResultStore.rows`)."""
     records = []
+    layouts: dict[str, list[int] | None] = {}  # by the spec without its seed
     for row in rows:
         spec, result = row["spec"], row["result"]
+        reach = result.get("gradient_reach")
+        if reach is None and row["status"] == "ok":
+            layout_key = json_text({k: v for k, v in spec.items() if k != "seed"})
+            if layout_key not in layouts:
+                layouts[layout_key] = layout_reach(spec)
+            reach = layouts[layout_key]
         error = result.get("error", "").strip().splitlines()
         records.append(
             {
@@ -155,6 +213,7 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "late_gain": _late_gain(result, spec["total_timesteps"])
                 if row["status"] == "ok"
                 else math.nan,
+                "cue_reach": cue_reach(reach, spec["horizon"]),
                 "steps_per_second": result["steps_per_second"],
                 "wall_seconds": result["wall_seconds"],
                 "error": error[-1] if error else "",
@@ -273,10 +332,11 @@ def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
     return iqm, float(ci.low), float(ci.high)
 
 
-def bptt_policy(bptt_length: Any, horizon: int) -> str:
+def pieces(bptt_length: Any, horizon: int) -> str:
+    """Nominal piece length against the horizon: long, short or n/a (see ``cue_reach``)."""
     if bptt_length is None or pd.isna(bptt_length):
         return "n/a"
-    return "covers" if int(bptt_length) >= horizon + 1 else "short"
+    return "long" if int(bptt_length) >= horizon + 1 else "short"
 
 
 def finished_cells(runs: pd.DataFrame) -> pd.DataFrame:
@@ -303,7 +363,8 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
         record.update(
             suite=first["suite"],
             horizon=int(first["horizon"]),
-            bptt_policy=bptt_policy(record["bptt_length"], int(first["horizon"])),
+            pieces=pieces(record["bptt_length"], int(first["horizon"])),
+            cue_reach=float(ok["cue_reach"].mean()) if ok["cue_reach"].notna().any() else math.nan,
             n_seeds=len(ok),
             n_failed=len(group) - len(ok),
             total_timesteps=int(first["total_timesteps"]),
@@ -366,22 +427,24 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
 
 
 def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
-    """The longest horizon learned per (env, agent, memory, bptt policy)."""
+    """The longest horizon learned per (env, agent, memory, nominal piece length)."""
     records = []
     for (env_id, agent, memory, policy), group in cells.groupby(
-        ["env_id", "agent", "memory", "bptt_policy"], sort=True
+        ["env_id", "agent", "memory", "pieces"], sort=True
     ):
         horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
-        learned = group[group["learned"]]["horizon"]
+        learned = group[group["learned"]]
+        longest = learned.loc[learned["horizon"].idxmax()] if len(learned) else None
         records.append(
             {
                 "suite": group["suite"].iloc[0],
                 "env_id": env_id,
                 "agent": agent,
                 "memory": memory,
-                "bptt_policy": policy,
+                "pieces": policy,
                 "horizons_tried": ";".join(str(h) for h in horizons),
-                "longest_horizon_learned": int(learned.max()) if len(learned) else 0,
+                "longest_horizon_learned": 0 if longest is None else int(longest["horizon"]),
+                "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
             }
         )
     return pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))

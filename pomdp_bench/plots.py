@@ -147,9 +147,9 @@ def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
             data=group,
             x="memory",
             y="longest_horizon_learned",
-            hue="bptt_policy",
+            hue="pieces",
             order=order,
-            hue_order=[p for p in ("covers", "short", "n/a") if p in set(group["bptt_policy"])],
+            hue_order=[p for p in ("long", "short", "n/a") if p in set(group["pieces"])],
             ax=ax,
         )
         tried = sorted({int(h) for hs in group["horizons_tried"] for h in hs.split(";") if h})

@@ -112,6 +112,9 @@ class RunResult:
         wall_seconds: the whole run, evaluation included.
         error: the traceback of a failed run.
         agent_seed: the seed the agent was built with (:meth:`RunSpec.agent_seed`).
+        gradient_reach: PPO's ``gradient_reach`` histogram (``[bptt_length]``: training
+            episodes by how far back the gradient from their last step reaches); None
+            for other agents.
     """
 
     status: str
@@ -122,6 +125,7 @@ class RunResult:
     wall_seconds: float = math.nan
     error: str = ""
     agent_seed: int | None = None
+    gradient_reach: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -84,6 +84,9 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             steps_per_second=agent.num_timesteps / max(train_seconds, 1e-9),
             wall_seconds=time.perf_counter() - start,
             agent_seed=spec.agent_seed(),
+            gradient_reach=reach.tolist()
+            if (reach := getattr(agent, "gradient_reach", None)) is not None
+            else None,
         )
     except Exception:  # a failed run is data, not a crash of the sweep
         return RunResult(

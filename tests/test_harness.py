@@ -23,6 +23,7 @@ from pomdp_bench.report import write_reports
 from pomdp_bench.spec import RunResult, RunSpec
 from pomdp_bench.store import ResultStore
 from pomdp_bench.suites import TIME_KINDS, available_suites, expand, load_suite
+from pomdp_bench.training import build_agent
 from pomdp_bench.training import execute
 
 TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
@@ -279,9 +280,24 @@ def test_cell_statistics_and_ceilings() -> None:
     assert long["normalized_score"] == pytest.approx((0.97 - 0.5) / 0.5)
     assert bool(long["beats_ceiling"]) and bool(long["learned"])
     assert not bool(cells.loc[("gru", 4)]["beats_ceiling"])
-    assert long["bptt_policy"] == "covers" and cells.loc[("gru", 4)]["bptt_policy"] == "short"
+    assert long["pieces"] == "long" and cells.loc[("gru", 4)]["pieces"] == "short"
     for _, cell in cells.iterrows():
         assert bool(cell["beats_ceiling"]) == bool(cell["return_ci_low"] > cell["ff_ceiling"])
+
+
+@pytest.mark.parametrize(("bptt", "expected"), [(4, 0.0), (8, 0.5), (12, 1.0)])
+def test_cue_reach_is_what_ppo_measures_and_what_the_layout_gives(bptt: int, expected: float) -> None:
+    """Corridor 5: episodes of 6 steps, the cue 5 steps before the decision. Pieces of 4
+    never hold both; pieces of 8 hold both for every other episode (they are fixed
+    windows of the rollout, not aligned to episodes); pieces of 12 for every episode."""
+    spec = RunSpec(
+        "TMaze-v1", {"corridor_length": 5}, "ppo", {"kind": "gru", "hidden_size": 8}, bptt, 0, 3 * 2 * 48,
+        {"n_envs": 2, "n_steps": 48, "num_minibatches": 1}, 4, 1, 5, "test",
+    )  # fmt: skip
+    agent = build_agent(spec)
+    agent.learn(spec.total_timesteps)
+    assert agent.gradient_reach.tolist() == leaderboard.layout_reach(spec.to_dict())
+    assert leaderboard.cue_reach(agent.gradient_reach, 5) == expected
 
 
 def test_empirical_ceiling_is_the_best_memoryless_cell() -> None:

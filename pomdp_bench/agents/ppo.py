@@ -263,6 +263,10 @@ class PPO:
         self.n_updates = 0
         self.history: list[dict[str, float]] = []  # one entry per update, see learn()
         self.episode_log: list[tuple[int, float, int]] = []  # (timesteps, return, length) per episode
+        # gradient_reach[k]: training episodes whose last step's gradient reaches exactly k
+        # steps back within its episode (the piece's start or the episode's, whichever is
+        # later); k >= h means a cue h steps before the decision shares the decision's piece.
+        self.gradient_reach = np.zeros(self.bptt_length, dtype=np.int64)
         self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
         self._obs: torch.Tensor | None = None  # next observation, normalised, [B, *obs_shape]
 
@@ -288,7 +292,11 @@ class PPO:
         episodes, NaN before the first, like SB3's ``rollout/ep_rew_mean``),
         ``episodes``, the losses, ``approx_kl``, ``clip_fraction``,
         ``learning_rate``, ``clip_range`` and ``steps_per_second``.
-        ``self.episode_log`` holds ``(timesteps, return, length)`` per episode.
+        ``self.episode_log`` holds ``(timesteps, return, length)`` per episode, and
+        ``self.gradient_reach [bptt_length]`` counts finished training episodes by how
+        many steps back the gradient from their last step reaches within the episode
+        (pieces are fixed windows of the rollout: a decision's gradient stops at its
+        piece's start).
 
         Raises:
             FloatingPointError: a NaN or inf in a loss, gradient or parameter,
@@ -372,7 +380,10 @@ class PPO:
             # Episode statistics on the raw rewards.
             self._episode_return += reward
             self._episode_length += 1
-            for i in np.flatnonzero(done):
+            ended = np.flatnonzero(done)
+            reach = np.minimum(t % self.bptt_length, self._episode_length[ended] - 1)
+            np.add.at(self.gradient_reach, reach, 1)
+            for i in ended:
                 ret = float(self._episode_return[i])
                 self.episode_log.append((self.num_timesteps, ret, int(self._episode_length[i])))
                 self._recent_returns.append(ret)
