@@ -53,6 +53,7 @@ class EnvCard:
     budget: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     ff_ceiling_formula: str = ""
+    superseded_by: str | None = None  # a newer version of this env that suites now use
 
     def budget_for(self, agent: str) -> int:
         """Training budget in env steps for ``agent`` (the card's ``budget.<agent>``,
@@ -100,6 +101,12 @@ def load_cards() -> dict[str, EnvCard]:
             raise ValueError(f"env card {path} is malformed: {err}") from err
         cards[card.id] = card
     return cards
+
+
+def current_env_id(env_id: str) -> str:
+    """``env_id``, or the id of the version that supersedes it (following ``superseded_by``)."""
+    card = get_card(env_id)
+    return env_id if card.superseded_by is None else current_env_id(card.superseded_by)
 
 
 def get_card(env_id: str) -> EnvCard:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from pomdp_bench import leaderboard, plots
+from pomdp_bench.cards import current_env_id
 from pomdp_bench.store import ResultStore
 from pomdp_bench.suites import available_suites, expand, load_suite
 
@@ -116,15 +117,27 @@ def coverage_line(cells: pd.DataFrame, suite: str) -> str:
     declared = declared_cells(suite)
     if declared is None:
         return f"coverage: {len(cells)} cells (not a shipped suite)"
-    present = {
-        (c.env_id, c.env_kwargs, c.agent, c.memory, _bptt_text(c.bptt_length))
-        for c in cells.itertuples()
-        if c.n_seeds > 0
-    }
+    present = published_cells(cells[cells["n_seeds"] > 0])
     have = len(declared & present)
+    old = sorted({c.env_id for c in cells.itertuples() if current_env_id(c.env_id) != c.env_id})
+    note = (
+        f"; cells of {', '.join(old)} count for the version that supersedes it (runs made "
+        "before it; rerunning the suite replaces them)"
+        if old
+        else ""
+    )
     if have == len(declared):
-        return f"coverage: complete ({have} cells)"
-    return f"coverage: partial, {have} of {len(declared)} cells"
+        return f"coverage: complete ({have} cells){note}"
+    return f"coverage: partial, {have} of {len(declared)} cells{note}"
+
+
+def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
+    """The cells of a leaderboard table as :func:`declared_cells` names them, an env id
+    of a superseded version counting as the id that superseded it."""
+    return {
+        (current_env_id(c.env_id), c.env_kwargs, c.agent, c.memory, _bptt_text(c.bptt_length))
+        for c in cells.itertuples()
+    }
 
 
 def _provenance(store: ResultStore, suite: str) -> str:

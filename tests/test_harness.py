@@ -23,8 +23,7 @@ from pomdp_bench.report import write_reports
 from pomdp_bench.spec import RunResult, RunSpec
 from pomdp_bench.store import ResultStore
 from pomdp_bench.suites import TIME_KINDS, available_suites, expand, load_suite
-from pomdp_bench.training import build_agent
-from pomdp_bench.training import execute
+from pomdp_bench.training import build_agent, execute
 
 TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
 

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from pomdp_bench import leaderboard
-from pomdp_bench.report import declared_cells
+from pomdp_bench.report import declared_cells, published_cells
 from pomdp_bench.suites import available_suites
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
@@ -86,10 +86,7 @@ def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
 
     declared = declared_cells(suite)
-    present = {
-        (c.env_id, c.env_kwargs, c.agent, c.memory, "" if pd.isna(c.bptt_length) else str(int(c.bptt_length)))
-        for c in cells.itertuples()
-    }
+    present = published_cells(cells)
     assert present <= declared, f"cells not declared by suite {suite}: {sorted(present - declared)}"
     section = readme.split(f"### `{suite}`", 1)[1].split("\n### ", 1)[0]
     if present == declared:
