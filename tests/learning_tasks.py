@@ -12,7 +12,9 @@ crossing without moving the verdict.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,6 +37,27 @@ class Outcome:
     solved_at: int | None
     final: float
     budget: int
+
+
+class StopWhenSolved:
+    """A ``learn`` callback: when ``due(model)``, score the model with ``check(model, k)``
+    (``k``: how many checks came before) and stop once a score reaches ``SOLVED_CHECK``."""
+
+    SOLVED_CHECK = 0.95
+
+    def __init__(self, due: Callable[[Any], bool], check: Callable[[Any, int], float]) -> None:
+        self.due, self.check = due, check
+        self.scores: list[float] = []
+        self.solved_at: int | None = None  # env steps at the first solved check
+
+    def __call__(self, model: Any) -> bool:
+        if not self.due(model):
+            return True
+        self.scores.append(self.check(model, len(self.scores)))
+        if self.scores[-1] >= self.SOLVED_CHECK:
+            self.solved_at = int(model.num_timesteps)
+            return False
+        return True
 
 
 # ----------------------------------------------------------------------------- memory proof
@@ -133,21 +156,13 @@ def train_ppo(env_id: str, memory: dict | None, seed: int = 0) -> tuple[Outcome,
     """
     kwargs, lr, budget, _ = PPO_TASKS[env_id]
     model = PPO(env_id, memory, env_kwargs=kwargs, learning_rate=lr, seed=seed, **PPO_SETTINGS)
-    evals: list[float] = []
-    solved: list[int] = []
-
-    def evaluate_now(m: PPO) -> bool:
-        if len(m.history) % 4:
-            return True
-        evals.append(float(m.evaluate(50, seed=len(evals)).mean()))
-        if evals[-1] >= 0.95:
-            solved.append(m.num_timesteps)
-            return False
-        return True
-
-    model.learn(budget, callback=evaluate_now)
+    stop = StopWhenSolved(
+        due=lambda m: len(m.history) % 4 == 0,
+        check=lambda m, k: float(m.evaluate(50, seed=k).mean()),
+    )
+    model.learn(budget, callback=stop)
     final = float(model.evaluate(100, seed=12345).mean())
-    return Outcome(solved[0] if solved else None, final, budget), evals
+    return Outcome(stop.solved_at, final, budget), stop.scores
 
 
 # ----------------------------------------------------------------------------- SAC
@@ -168,21 +183,13 @@ def train_sac(task: str, seed: int = 0, budget: int | None = None) -> tuple[Outc
     hp = dict(yaml.safe_load((data_dir("agents") / "sac.yaml").read_text())[env_id])
     hp.update(burn_in=episode_length - 1, sequence_length=8, learning_starts=800)
     agent = SAC(env_id, memory, env_kwargs=env_kwargs, seed=seed, device="cpu", **hp)
-    checks: list[float] = []
-    solved: list[int] = []
-
-    def stop_when_solved(model: SAC) -> bool:
-        if model.num_timesteps % 1000 or model.num_timesteps <= model.learning_starts:
-            return True
-        checks.append(float(model.evaluate(64, seed=1).mean()))
-        if checks[-1] >= 0.95:
-            solved.append(model.num_timesteps)
-            return False
-        return True
-
-    agent.learn(budget, callback=stop_when_solved)
+    stop = StopWhenSolved(
+        due=lambda m: m.num_timesteps % 1000 == 0 and m.num_timesteps > m.learning_starts,
+        check=lambda m, k: float(m.evaluate(64, seed=1).mean()),
+    )
+    agent.learn(budget, callback=stop)
     final = float(agent.evaluate(200, seed=2).mean())
-    return Outcome(solved[0] if solved else None, final, budget), checks
+    return Outcome(stop.solved_at, final, budget), stop.scores
 
 
 def majority(outcomes: list[bool]) -> bool:
