@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from learning_tasks import PPO_TASKS, train_ppo
+from learning_tasks import PPO_TASKS, majority, train_ppo
 
 torch.set_num_threads(1)
 
@@ -36,9 +36,18 @@ def test_gru_solves(env_id: str) -> None:
     assert outcome.final >= 0.9, (outcome, evals)
 
 
+# Feedforward, seeds 0-5 (native and SSE4.1 kernels alike): no seed solves either task; the
+# last three evaluations average within 0.2 of the ceiling on 5 of 6 seeds on TMaze (seed 2
+# settles on walking into the junction's wall, 0.0) and 6 of 6 on CueRecall.
+FEEDFORWARD_SEEDS = range(5)
+
+
 @pytest.mark.parametrize("env_id", sorted(PPO_TASKS))
 def test_feedforward_does_not(env_id: str) -> None:
-    outcome, evals = train_ppo(env_id, None, seed=0)
     ceiling = PPO_TASKS[env_id][3]
-    assert outcome.solved_at is None and outcome.final < 0.9, (outcome, evals)
-    assert abs(np.mean(evals[-3:]) - ceiling) < 0.2  # it does learn what a memoryless policy can
+    at_ceiling = []
+    for seed in FEEDFORWARD_SEEDS:
+        outcome, evals = train_ppo(env_id, None, seed=seed)
+        assert outcome.solved_at is None and outcome.final < 0.9, (seed, outcome, evals)
+        at_ceiling.append(abs(np.mean(evals[-3:]) - ceiling) < 0.2)
+    assert majority(at_ceiling), at_ceiling  # it does learn what a memoryless policy can
