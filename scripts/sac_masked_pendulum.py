@@ -6,11 +6,12 @@ policy deterministically from zero memory on the same episodes. The CSV is
 rewritten after every run.
 
 Rows: one per run (``seed`` = the seed), and one summary per memory kind
-(``seed = all``): mean over seeds, the 95% bootstrap interval of that mean over
-the per-seed means (``scipy.stats.bootstrap``, percentile), the interval over all
-evaluation episodes pooled (BCa), the card's feedforward ceiling, ``beats_ceiling``
-(the seed interval's lower end above the ceiling) and ``above_none`` (the seed
-interval's lower end above memory none's upper end).
+(``seed = all``): mean over seeds, the leaderboards' 95% two-level bootstrap
+interval of that mean (seeds, then each seed's evaluation episodes, resampled:
+``leaderboard.two_level_interval``), the interval over all evaluation episodes
+pooled (BCa), the card's feedforward ceiling, ``beats_ceiling`` (the two-level
+interval's lower end above the ceiling) and ``above_none`` (its lower end above
+memory none's upper end).
 
     python scripts/sac_masked_pendulum.py     # -> leaderboards/sac_masked_pendulum.csv
 """
@@ -30,7 +31,7 @@ import yaml
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.cards import data_dir, get_card
-from pomdp_bench.leaderboard import interval
+from pomdp_bench.leaderboard import interval, two_level_interval
 from pomdp_bench.provenance import git_commit
 
 ENV_ID = "MaskedPendulum-v0"
@@ -41,7 +42,7 @@ def summarise(runs: pd.DataFrame, episodes: dict[str, list[np.ndarray]], ceiling
     rows = []
     for memory, group in runs.groupby("memory", sort=False):
         seed_means = group.mean_return.to_numpy()
-        low, high = interval(seed_means, "percentile")
+        low, high = two_level_interval(episodes[memory])
         pooled_low, pooled_high = interval(np.concatenate(episodes[memory]), "BCa")
         rows.append(
             dict(
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             model.learn(args.timesteps)
             seconds = time.perf_counter() - t0
-            returns = model.evaluate(args.eval_episodes, seed=10_000 + seed)
+            returns = model.evaluate(args.eval_episodes)  # gru and none: the same episodes
             episodes[memory].append(returns)
             runs.append(
                 dict(

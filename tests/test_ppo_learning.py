@@ -25,9 +25,9 @@ torch.set_num_threads(1)
 pytestmark = [pytest.mark.slow, pytest.mark.trajectory]
 
 # Env steps at which seeds 0-4 first evaluated at >= 0.95 (scripts/measure_test_margins.py),
-# native AVX-512 / AVX2 / SSE4.1-default kernels; the budgets are in learning_tasks.PPO_TASKS:
-#   TMaze-v1      8k-10k on every seed and setting; budget 30k (2.9x the slowest)
-#   CueRecall-v0  6k-14k; budget 40k (2.8x)
+# native AVX-512 / AVX512_CORE / AVX2 / SSE4.1-default kernels; budgets in learning_tasks.PPO_TASKS:
+#   TMaze-v1      8k-12k on every seed and setting (seed 0: 12k); budget 30k (2.4x the slowest)
+#   CueRecall-v0  10k-16k (seed 0: 14k); budget 40k (2.4x)
 
 
 @pytest.mark.parametrize("env_id", sorted(PPO_TASKS))
