@@ -34,7 +34,7 @@ fi
 failed=()
 for name in "$@"; do
   vars=$(settings_for "$name") || exit 2
-  echo "=== kernel setting '$name': ${vars:-(the CPU's own choice)}"
+  echo "=== kernel setting '$name': ${vars:-the CPU default}"
   start=$(date +%s)
   # shellcheck disable=SC2086
   env $vars "$PYTHON" -m pytest -m trajectory -q -p no:cacheprovider ${PYTEST_ARGS:-} || failed+=("$name")
