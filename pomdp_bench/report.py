@@ -44,7 +44,8 @@ evaluation episodes. An interval over seed means alone, read against the
 the same T-Maze arm) as beating the ceiling whenever its episodes happen to favour
 its answer: in 1,000 simulated 5-seed cells on the memory suite's own evaluation
 episodes it did so 6.6% (CueRecall) and 7.7% (TMaze) of the time, against the 2.5%
-a 95% interval promises. Resampling the episodes within each seed as well brings
+a 95% interval promises (11.8% and 9.5% with the episodes that adjacent seeds
+shared before 0.2.0). Resampling the episodes within each seed as well brings
 that to 1.1% and 0.5%, while cells whose seeds use memory only a little (right
 with probability 0.35 on CueRecall, 0.6 on TMaze) are still flagged 98% and 95%
 of the time (`tests/test_verdict.py`). We chose this over comparing each seed with
