@@ -1,4 +1,4 @@
-"""Contract tests every registered environment must pass (see DESIGN.md, "Environments")."""
+"""Contract tests every registered environment must pass (see docs/DESIGN.md, "Environments")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PPO's settings, semantics and reliability (see DESIGN.md, "Semantics that are easy to get wrong")."""
+"""PPO's settings, semantics and reliability (see docs/DESIGN.md, "Semantics that are easy to get wrong")."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The algorithm reads top to bottom in :meth:`PPO.learn`: collect a rollout with
 the memory running (:meth:`PPO._collect_rollout`), compute GAE, then train on
 whole bptt pieces of it (:meth:`PPO._update`), the loss next to its data.
 
-Semantics (see DESIGN.md, "Semantics that are easy to get wrong"):
+Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
 - The memory resets inside the forward pass where ``terminated or truncated``
   ended the previous step. GAE stops bootstrapping at ``terminated`` only: where

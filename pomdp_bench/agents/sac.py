@@ -7,7 +7,7 @@ whose losses take the expectation over the actions exactly.
 The algorithm reads top to bottom in :meth:`SAC.learn` (act, store, update) and
 :meth:`SAC._gradient_step` (one update, each loss next to its data).
 
-Semantics (see DESIGN.md, "Semantics that are easy to get wrong"):
+Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
 - The buffer (:mod:`pomdp_bench.agents.sequence_buffer`) stores whole trajectories
   per copy and samples contiguous windows of ``burn_in + sequence_length + 1``
