@@ -6,11 +6,18 @@ Importing the package registers its environments with Gymnasium::
     import pomdp_bench  # noqa: F401  (registers the ids)
 
     env = gym.make("MaskedCartPole-v0")
+
+The agents and memories are at the top level too, imported on first use (so that
+``import pomdp_bench`` for the envs alone does not import torch)::
+
+    from pomdp_bench import PPO, SAC, MemoryConfig, build_memory
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 from pomdp_bench.envs import register_envs
 
@@ -21,4 +28,31 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 register_envs()
 
-__all__ = ["__version__", "register_envs"]
+# Public name -> the module that defines it; loaded by __getattr__ on first access.
+_LAZY = {
+    "PPO": "pomdp_bench.agents.ppo",
+    "SAC": "pomdp_bench.agents.sac",
+    "MemoryConfig": "pomdp_bench.memory.config",
+    "build_memory": "pomdp_bench.memory.build",
+}
+
+if TYPE_CHECKING:
+    from pomdp_bench.agents.ppo import PPO
+    from pomdp_bench.agents.sac import SAC
+    from pomdp_bench.memory.build import build_memory
+    from pomdp_bench.memory.config import MemoryConfig
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    raise AttributeError(f"module 'pomdp_bench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+__all__ = ["PPO", "SAC", "MemoryConfig", "__version__", "build_memory", "register_envs"]

@@ -10,7 +10,7 @@ on seeds 0-1, against 500 on seed 0 with this one). Budgets: 100k env steps for
 gru, lstm, none and framestack, 200k for transformer and mamba. Each trained
 policy is evaluated deterministically on 20 episodes from zero memory.
 
-Targets (issue 4): gru and lstm reach >= 475 on at least 4 of 5 seeds,
+Targets: gru and lstm reach >= 475 on at least 4 of 5 seeds,
 transformer and mamba >= 450, none stays at the feedforward level (40-60).
 
 Writes one row per (kind, seed) and a summary row per kind (``seed = all``):

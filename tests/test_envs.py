@@ -173,3 +173,20 @@ def test_vector_reset_checks_its_arguments() -> None:
 
 def test_package_exposes_version() -> None:
     assert pomdp_bench.__version__
+
+
+def test_the_package_top_level_is_lazy() -> None:
+    """``import pomdp_bench`` registers the envs without importing torch; the agents
+    and memories come from the top level on first use."""
+    code = (
+        "import sys, pomdp_bench, gymnasium as gym\n"
+        "gym.make('TMaze-v1')\n"
+        "assert 'torch' not in sys.modules, 'import pomdp_bench imported torch'\n"
+        "from pomdp_bench import PPO, SAC, MemoryConfig, build_memory\n"
+        "from pomdp_bench.agents.ppo import PPO as P\n"
+        "assert PPO is P and 'torch' in sys.modules\n"
+        "assert build_memory(MemoryConfig('gru'), input_size=3).output_size == 64\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError, match="has no attribute 'PPOO'"):
+        pomdp_bench.PPOO  # noqa: B018
