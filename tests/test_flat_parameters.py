@@ -75,3 +75,27 @@ def test_flat_parameters_refuse_mixed_dtypes():
     net[2].double()
     with pytest.raises(ValueError, match="share one device and dtype"):
         FlatParameters(net)
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_lean_and_torch_steps_give_the_same_numbers(lean: bool):
+    """The lean step and torch's own (the fallback where a torch lacks the private
+    calls) both follow torch's fused Adam bit for bit."""
+    ours_net, torch_net = _net(2), _net(2)
+    ours_flat, torch_flat = FlatParameters(ours_net), FlatParameters(torch_net)
+    ours = FlatAdam(ours_flat.param, lr=1e-2, eps=1e-5, lean=lean)
+    reference = torch.optim.Adam([torch_flat.param], lr=1e-2, eps=1e-5, fused=True)
+    _train(ours_net, ours_flat, ours, 6)
+    _train(torch_net, torch_flat, reference, 6)
+    assert ours.lean is lean
+    assert torch.equal(ours_flat.param, torch_flat.param)
+
+
+def test_the_lean_step_is_used_only_where_it_works(monkeypatch: pytest.MonkeyPatch):
+    from pomdp_bench.agents import flat_parameters
+
+    assert flat_parameters.lean_step_works()  # on this torch: the private calls exist and agree
+    monkeypatch.setattr(flat_parameters, "_LEAN_STEP_WORKS", None)
+    monkeypatch.delattr(torch, "_fused_adam_")  # a torch without the private kernel
+    assert not flat_parameters.lean_step_works()
+    assert not FlatAdam(nn.Parameter(torch.zeros(3)), lr=1e-2).lean

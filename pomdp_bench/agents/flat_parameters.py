@@ -27,7 +27,11 @@ from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
-from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
+
+try:  # private torch API behind the lean step; a torch without it takes torch's own step
+    from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
+except ImportError:  # pragma: no cover - depends on the torch version
+    _global_optimizer_post_hooks = _global_optimizer_pre_hooks = None
 
 
 class FlatParameters:
@@ -105,6 +109,46 @@ class FlatParameters:
         ]
 
 
+_LEAN_STEP_WORKS: bool | None = None  # decided once per process by lean_step_works()
+
+
+def lean_step_works() -> bool:
+    """Whether this torch has the private calls :class:`FlatAdam`'s lean step makes, and
+    they give torch's fused Adam's numbers bit for bit (checked once, on 2 steps of a
+    small probe). When not, every :class:`FlatAdam` step is torch's own: slower, never
+    wrong."""
+    global _LEAN_STEP_WORKS
+    if _LEAN_STEP_WORKS is None:
+        _LEAN_STEP_WORKS = False
+        needed = (
+            hasattr(torch, "_fused_adam_")
+            and hasattr(torch, "_foreach_add_")
+            and hasattr(torch.optim.Optimizer, "profile_hook_step")
+            and _global_optimizer_pre_hooks is not None
+        )
+        if needed:
+            try:
+                _LEAN_STEP_WORKS = _probe_lean_step()
+            except Exception:  # any failure of a private call means: do not use it
+                _LEAN_STEP_WORKS = False
+    return _LEAN_STEP_WORKS
+
+
+def _probe_lean_step() -> bool:
+    gen = torch.Generator().manual_seed(0)
+    start = torch.randn(37, generator=gen)
+    grads = [torch.randn(37, generator=gen) for _ in range(3)]
+    lean = nn.Parameter(start.clone())
+    reference = nn.Parameter(start.clone())
+    lean_opt = FlatAdam(lean, lr=1e-2, lean=True)
+    ref_opt = torch.optim.Adam([reference], lr=1e-2, fused=True)
+    for grad in grads:
+        lean.grad, reference.grad = grad.clone(), grad.clone()
+        lean_opt.step()
+        ref_opt.step()
+    return bool(torch.equal(lean, reference))
+
+
 class FlatAdam(torch.optim.Adam):
     """``torch.optim.Adam(fused=True)`` over one flat parameter, with a lean ``step``.
 
@@ -112,20 +156,28 @@ class FlatAdam(torch.optim.Adam):
     ``state_dict``: after torch's first step has built the state, each step is
     torch's own two calls (count the step, then the fused kernel). Anything
     that needs torch's general path (a closure, step hooks, AMSGrad, maximise,
-    a tensor learning rate, a missing gradient) takes it.
+    a tensor learning rate, a missing gradient) takes it, and so does every step
+    when :func:`lean_step_works` finds the private calls missing or different.
 
     Args:
         param: the one parameter, e.g. :attr:`FlatParameters.param`.
         lr: learning rate (a float; set ``param_groups[0]["lr"]`` to schedule it).
         eps: added to the denominator.
         betas: the running averages' coefficients.
+        lean: take the lean step (default: where :func:`lean_step_works`).
     """
 
     def __init__(
-        self, param: nn.Parameter, lr: float, eps: float = 1e-8, betas: tuple[float, float] = (0.9, 0.999)
+        self,
+        param: nn.Parameter,
+        lr: float,
+        eps: float = 1e-8,
+        betas: tuple[float, float] = (0.9, 0.999),
+        lean: bool | None = None,
     ) -> None:
         super().__init__([param], lr=lr, betas=betas, eps=eps, fused=True)
         self._param = param
+        self.lean = lean_step_works() if lean is None else lean
 
     @torch.no_grad()
     def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
@@ -133,7 +185,8 @@ class FlatAdam(torch.optim.Adam):
         param, group = self._param, self.param_groups[0]
         state = self.state.get(param)
         general = (
-            closure is not None
+            not self.lean
+            or closure is not None
             or not state
             or param.grad is None
             or self._optimizer_step_pre_hooks
