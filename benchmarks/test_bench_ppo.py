@@ -19,8 +19,8 @@ from __future__ import annotations
 import pytest
 
 from pomdp_bench.agents.ppo import PPO
+from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MEMORY_KINDS
-from pomdp_bench.suites import agent_hyperparams
 
 
 def _agent(kind: str) -> PPO:

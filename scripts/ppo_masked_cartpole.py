@@ -35,9 +35,9 @@ import torch
 
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.leaderboard import iqm_interval
-from pomdp_bench.provenance import git_commit
-from pomdp_bench.suites import agent_hyperparams
+from pomdp_bench.harness.leaderboard import iqm_interval
+from pomdp_bench.harness.provenance import git_commit
+from pomdp_bench.harness.suites import agent_hyperparams
 
 ENV_ID = "MaskedCartPole-v0"
 ENV_KWARGS = {"obs_layout": "zeroed"}

@@ -12,7 +12,7 @@
 # To publish one suite measured afresh (a clean wall time), run it into an empty
 # store and copy it over that suite's runs in the committed one:
 #   python -m pomdp_bench.run --suite memory --out /tmp/fresh --no-report
-#   python -c "from pomdp_bench.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
+#   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --out leaderboards
 #
 # Cost on a 2-core machine, measured: the memory suite 58.6 min on 2 workers

@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pomdp_bench import leaderboard, run
 from pomdp_bench.cards import get_card
-from pomdp_bench.report import write_reports
-from pomdp_bench.spec import RunResult, RunSpec
-from pomdp_bench.store import ResultStore
-from pomdp_bench.suites import TIME_KINDS, available_suites, expand, load_suite
-from pomdp_bench.training import build_agent, execute
+from pomdp_bench.harness import leaderboard, run
+from pomdp_bench.harness.report import write_reports
+from pomdp_bench.harness.spec import RunResult, RunSpec
+from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.suites import TIME_KINDS, available_suites, expand, load_suite
+from pomdp_bench.harness.training import build_agent, execute
 
 TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
 

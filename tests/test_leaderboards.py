@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pomdp_bench import leaderboard
-from pomdp_bench.report import declared_cells, published_cells
-from pomdp_bench.suites import available_suites
+from pomdp_bench.harness import leaderboard
+from pomdp_bench.harness.report import declared_cells, published_cells
+from pomdp_bench.harness.suites import available_suites
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
 SUITES = [s for s in available_suites() if (ROOT / f"{s}.csv").is_file()]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pomdp_bench.provenance import git_commit
+from pomdp_bench.harness.provenance import git_commit
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

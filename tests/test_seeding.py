@@ -11,7 +11,7 @@ from pomdp_bench.agents.sac import SAC
 from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import key_from_seed
-from pomdp_bench.suites import expand, load_suite
+from pomdp_bench.harness.suites import expand, load_suite
 
 FINGERPRINT_STEPS = 48  # several episodes of every copy on TMaze and CueRecall at the suite's sizes
 

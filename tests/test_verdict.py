@@ -14,13 +14,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pomdp_bench import leaderboard
 from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.cards import get_card
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import RandomStreams
-from pomdp_bench.suites import expand, load_suite
-from pomdp_bench.training import build_agent
+from pomdp_bench.harness import leaderboard
+from pomdp_bench.harness.suites import expand, load_suite
+from pomdp_bench.harness.training import build_agent
 
 CELLS, SEEDS = 1000, 5
 RESAMPLES = 999  # the leaderboard uses 9999; fewer keeps 4,000 simulated cells to seconds

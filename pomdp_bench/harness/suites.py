@@ -39,8 +39,8 @@ import yaml
 
 import pomdp_bench
 from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.harness.spec import AGENTS, RunSpec
 from pomdp_bench.memory import MemoryConfig
-from pomdp_bench.spec import AGENTS, RunSpec
 from pomdp_bench.validation import check_float, check_int
 
 # Kinds whose BPTT length matters; the others act on the current window only.

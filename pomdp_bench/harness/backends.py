@@ -15,8 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from pomdp_bench.progress import SweepProgress
-from pomdp_bench.spec import RunResult, RunSpec
+from pomdp_bench.harness.progress import SweepProgress
+from pomdp_bench.harness.spec import RunResult, RunSpec
 
 
 def _init_worker() -> None:
@@ -27,7 +27,7 @@ def _init_worker() -> None:
 
 
 def _run_in_worker(spec_data: dict[str, Any], progress_queue: Any) -> dict[str, Any]:
-    from pomdp_bench.training import execute
+    from pomdp_bench.harness.training import execute
 
     def report(key: str, done: int, total: int) -> None:
         progress_queue.put((key, done, total))
@@ -96,7 +96,7 @@ def _drain(messages: Any, progress: SweepProgress) -> None:
 
 def _run_in_ray(spec_data: dict[str, Any]) -> dict[str, Any]:
     _init_worker()
-    from pomdp_bench.training import execute
+    from pomdp_bench.harness.training import execute
 
     return execute(RunSpec.from_dict(spec_data)).to_dict()
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pomdp_bench.provenance import now
-from pomdp_bench.spec import RunResult, RunSpec
+from pomdp_bench.harness.provenance import now
+from pomdp_bench.harness.spec import RunResult, RunSpec
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

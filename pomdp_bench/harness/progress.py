@@ -7,7 +7,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from pomdp_bench.spec import RunResult, RunSpec
+from pomdp_bench.harness.spec import RunResult, RunSpec
 
 
 class SweepProgress:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pomdp_bench.spec import RunResult, RunSpec
+from pomdp_bench.harness.spec import RunResult, RunSpec
 
 # Called with (spec key, timesteps done, total) as training advances.
 ProgressFn = Callable[[str, int, int], None]

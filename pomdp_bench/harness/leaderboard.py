@@ -28,7 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.cards import get_card
-from pomdp_bench.spec import RunSpec
+from pomdp_bench.harness.spec import RunSpec
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -166,7 +166,7 @@ def layout_reach(spec: dict[str, Any]) -> list[int] | None:
     """
     if spec["agent"] != "ppo":
         return None
-    from pomdp_bench.training import build_agent  # the agent resolves its own defaults
+    from pomdp_bench.harness.training import build_agent  # the agent resolves its own defaults
 
     agent = build_agent(RunSpec.from_dict(spec))
     length = getattr(getattr(agent.env, "_batch", None), "episode_length", None)

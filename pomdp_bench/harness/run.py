@@ -1,0 +1,277 @@
+"""The sweep: ``python -m pomdp_bench.run --suite memory``.
+
+Expands a suite (``suites/<name>.yaml``) into runs, skips the runs already in
+the results store, executes the rest on a local process pool or on Ray, writes
+each run to the store the moment it finishes, then regenerates the suite's
+leaderboard CSVs and figures. Interrupt it at any point and rerun the same
+command: it picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from pomdp_bench.cards import load_cards
+from pomdp_bench.harness import provenance
+from pomdp_bench.harness.progress import SweepProgress
+from pomdp_bench.harness.spec import AGENTS, RunSpec
+from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.suites import available_suites, expand, load_suite
+from pomdp_bench.memory import MEMORY_KINDS
+
+# Single-thread training speeds (env steps/s) for --dry-run when the store has no
+# measurement: medians over the memory suite's BPTT lengths, measured on a 2-core
+# machine with three training processes sharing it (so on the slow side), with the
+# memory suite's hyperparameters (agents/*.yaml); (sac, TMaze) from the published (v0)
+# memory-suite runs. SAC's transformer and mamba on MaskedPendulum were not measured:
+# 80 steps/s is a guess.
+_DEFAULT_RATES = {
+    ("ppo", "MaskedCartPole-v0"): {
+        "none": 1575,
+        "framestack": 3012,
+        "gru": 708,
+        "lstm": 653,
+        "transformer": 306,
+        "mamba": 159,
+    },
+    ("ppo", "MaskedPendulum-v0"): {
+        "none": 1207,
+        "framestack": 1147,
+        "gru": 490,
+        "lstm": 427,
+        "transformer": 236,
+        "mamba": 194,
+    },
+    ("ppo", "TMaze-v1"): {
+        "none": 2224,
+        "framestack": 2717,
+        "gru": 1081,
+        "lstm": 1798,
+        "transformer": 897,
+        "mamba": 645,
+    },
+    ("ppo", "CueRecall-v0"): {
+        "none": 9790,
+        "framestack": 6982,
+        "gru": 1576,
+        "lstm": 1574,
+        "transformer": 978,
+        "mamba": 466,
+    },
+    ("sac", "TMaze-v1"): {
+        "none": 1007,
+        "framestack": 623,
+        "gru": 350,
+        "lstm": 380,
+        "transformer": 205,
+        "mamba": 110,
+    },
+    ("sac", "MaskedPendulum-v0"): {"none": 110, "framestack": 105, "gru": 112, "lstm": 116},
+    ("sb3_ppo", "MaskedCartPole-v0"): {"lstm": 230},
+}
+_FALLBACK_RATES = {"ppo": 1000.0, "sac": 80.0, "sb3_ppo": 230.0}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pomdp_bench.run",
+        description="Train every memory kind of a suite across envs, BPTT lengths and seeds; "
+        "store the runs and publish leaderboards.",
+    )
+    parser.add_argument(
+        "--suite",
+        default="memory",
+        help="suite name, or the path of a suite YAML file (default: memory); see --list",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the suites, envs, agents and memory kinds, then exit"
+    )
+    parser.add_argument("--envs", nargs="+", metavar="ID", help="only these env ids")
+    parser.add_argument("--agents", nargs="+", choices=AGENTS, help="only these agents")
+    parser.add_argument(
+        "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
+    )
+    parser.add_argument("--bptt", nargs="+", type=int, metavar="L", help="only these BPTT / sequence lengths")
+    parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (default: the suite's)")
+    parser.add_argument(
+        "--steps", type=int, metavar="N", help="env steps per run (default: the suite's or the env card's)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="local worker processes, one torch thread each (default: the CPU count)",
+    )
+    parser.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster address for --backend ray (default: start a local Ray)"
+    )
+    parser.add_argument(
+        "--out", default="results", help="results folder holding the store (default: results/)"
+    )
+    parser.add_argument(
+        "--leaderboards",
+        metavar="DIR",
+        help="where to write the suite's CSVs and figures (default: <out>/leaderboards/)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the runs and an estimated time, run nothing"
+    )
+    parser.add_argument("--retry-failed", action="store_true", help="rerun runs stored as failed")
+    parser.add_argument("--no-report", action="store_true", help="do not write leaderboards after the sweep")
+    return parser
+
+
+def _print_list() -> None:
+    print("suites:")
+    for name in available_suites():
+        suite = load_suite(name)
+        print(f"  {name:10s} {len(expand(suite)):5d} runs  {suite.description.strip().splitlines()[0]}")
+    print("envs:")
+    for env_id, card in sorted(load_cards().items()):
+        print(
+            f"  {env_id:20s} horizon {card.memory_horizon:4d}  optimal {card.optimal_return:8.1f}  "
+            f"ceiling {card.ff_ceiling:8.2f} ({card.ff_ceiling_source})"
+        )
+    print("agents:       " + ", ".join(AGENTS))
+    print("memory kinds: " + ", ".join(MEMORY_KINDS))
+
+
+def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tuple[str, ...], float], float]:
+    """Training rates (env steps/s) and the total single-worker seconds of ``specs``.
+
+    A rate is the median measured in the store for the same agent, env and memory kind
+    (the env's hyperparameters set most of the cost), else a default measured here
+    (``_DEFAULT_RATES``). Rerun ``--dry-run`` after a few runs have finished
+    (or after a short ``--seeds 1 --steps N`` pilot into the same ``--out``) for a
+    measured estimate.
+    """
+    by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    for row in store.rows():
+        if row["status"] == "ok":
+            spec, result = row["spec"], row["result"]
+            per_step = result["wall_seconds"] / max(spec["total_timesteps"], 1)
+            by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(per_step)
+    rates: dict[tuple[str, ...], float] = {}
+    total = 0.0
+    for spec in specs:
+        key = (spec.agent, spec.env_id, spec.memory_kind)
+        measured = by_env.get(key)
+        if measured:
+            rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
+        else:
+            table = _DEFAULT_RATES.get((spec.agent, spec.env_id), {})
+            rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
+        total += spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
+    return rates, total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        _print_list()
+        return 0
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    for name, value in (("--seeds", args.seeds), ("--steps", args.steps)):
+        if value is not None and value < 1:
+            parser.error(f"{name} must be >= 1, got {value}")
+    if args.envs:
+        unknown = sorted(set(args.envs) - set(load_cards()))
+        if unknown:
+            parser.error(f"unknown env ids {unknown}; known: {sorted(load_cards())}")
+    try:
+        suite = load_suite(args.suite)
+    except ValueError as err:
+        parser.error(str(err))
+    specs = expand(
+        suite,
+        envs=args.envs,
+        agents=args.agents,
+        memory=args.memory,
+        bptt=args.bptt,
+        seeds=args.seeds,
+        steps=args.steps,
+    )
+    if not specs:
+        parser.error("the filters leave no run in the suite")
+    out = Path(args.out)
+    store = ResultStore(out)
+    done = store.status(s.key() for s in specs)
+    skip = {"ok"} | (set() if args.retry_failed else {"failed"})
+    todo = [s for s in specs if done.get(s.key()) not in skip]
+    n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
+
+    if args.dry_run:
+        rates, seconds = estimate_seconds(todo, store)
+        for spec in todo:
+            print(spec.label() + f"  ({spec.total_timesteps} steps)")
+        print(
+            f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored"
+            f"{f', {n_failed_before} of them failed (see --retry-failed)' if n_failed_before and not args.retry_failed else ''})."
+        )
+        workers = 1 if args.backend == "ray" else args.workers
+        print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
+        for (agent, env_id, kind), rate in sorted(rates.items()):
+            print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
+        return 0
+
+    store.link(suite.name, specs)
+    command = "python -m pomdp_bench.run " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
+    commit, host = provenance.git_commit(), provenance.machine()
+    sweep_id = store.start_sweep(suite.name, command, commit, host)
+    print(
+        f"suite {suite.name}: {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to run "
+        f"on {args.backend}" + ("" if args.backend == "ray" else f" with {args.workers} worker(s)"),
+        file=sys.stderr,
+    )
+    start = time.perf_counter()
+    progress = SweepProgress(len(todo))
+    backend = None
+    try:
+        if args.backend == "ray":
+            from pomdp_bench.harness.backends import RayBackend
+
+            backend = RayBackend(args.address)
+        else:
+            from pomdp_bench.harness.backends import LocalBackend
+
+            backend = LocalBackend(args.workers)
+        for spec, result in backend.run(todo, progress):
+            store.write(spec, result, git_commit=commit, machine=host)
+            progress.finished(spec, result)
+    finally:
+        progress.close()
+        store.finish_sweep(sweep_id, time.perf_counter() - start, progress.done)
+        if backend is not None and hasattr(backend, "shutdown"):
+            backend.shutdown()
+    wall = time.perf_counter() - start
+    print(
+        f"suite {suite.name}: ran {progress.done} runs in {wall / 60:.1f} min, {progress.failed} failed"
+        + (" (rerun with --retry-failed)" if progress.failed else ""),
+        file=sys.stderr,
+    )
+    if not args.no_report:
+        from pomdp_bench.harness.report import write_reports
+
+        target = Path(args.leaderboards) if args.leaderboards else out / "leaderboards"
+        paths = write_reports(out, target, [suite.name])
+        print(f"leaderboards written to {target}/ ({len(paths)} files)", file=sys.stderr)
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
