@@ -49,7 +49,9 @@ def main() -> None:
             f"{env_id:20s} {card.memory_horizon:7d} {card.optimal_return:9.1f} "
             f"{card.ff_ceiling:9.1f} {random_return:9.1f} {rate / 1e6:12.1f}M"
         )
-    print("\nThe full sweep: `python -m pomdp_bench.run --suite memory` (`--dry-run` first estimates its time).")
+    print(
+        "\nThe full sweep: `python -m pomdp_bench.run --suite memory` (`--dry-run` first estimates its time)."
+    )
 
 
 if __name__ == "__main__":
