@@ -11,6 +11,7 @@ from torch import nn
 
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory
 from pomdp_bench.memory.episodes import positions_in_episode
+from pomdp_bench.memory.rnn_reference import masked_loop
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
 from pomdp_bench.memory.transformer import windowed_attention
 
@@ -536,3 +537,33 @@ def test_transformer_state_is_inputs_so_new_weights_never_read_old_keys():
     y, _ = memory(x[12:], state, starts[12:])
     keys, _ = memory.context_cache(*state)
     assert not keys[0].requires_grad and y.requires_grad
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_fused_rnn_equals_the_plain_masked_loop(kind: str, layers: int):
+    """rnn.py's fused path and rnn_reference.masked_loop agree: outputs, final state and
+    the gradients of inputs, incoming state and weights, with starts inside the sequence."""
+    memory = make(kind, num_layers=layers)
+    steps, batch = 17, 5
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(steps, batch, D, generator=gen)
+    starts = random_starts(steps, batch, 0.2, 7)
+    starts[3, 1] = starts[0, 2] = True
+    state = tuple(s.detach() for s in lived_in_state(memory, batch, 8))
+
+    def run(forward):
+        xs = x.clone().requires_grad_()
+        hs = tuple(s.clone().requires_grad_() for s in state)
+        memory.zero_grad()
+        y, final = forward(xs, hs)
+        (y.pow(2).sum() + sum(f.pow(2).sum() for f in final)).backward()
+        grads = [xs.grad, *(h.grad for h in hs), *(p.grad.clone() for p in memory.parameters())]
+        return y.detach(), tuple(f.detach() for f in final), grads
+
+    fused = run(lambda xs, hs: memory(xs, hs, starts))
+    plain = run(lambda xs, hs: masked_loop(memory.rnn, xs, hs, starts))
+    torch.testing.assert_close(fused[0], plain[0], atol=1e-5, rtol=0)
+    assert_states_close(fused[1], plain[1])
+    for got, want in zip(fused[2], plain[2], strict=True):
+        torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)

@@ -22,7 +22,8 @@ extra input channels whose weights saturate the gates (±``_SATURATE``):
 
 A copy with ``k`` starts is ``k`` steps longer, so with a few starts the cost stays
 close to the whole-sequence cost (see ``benchmarks/test_bench_memory.py``), on
-any device with a fused RNN kernel.
+any device with a fused RNN kernel. :mod:`pomdp_bench.memory.rnn_reference` is the
+plain masked loop this equals (values and gradients; ``tests/test_memory.py``).
 """
 
 from __future__ import annotations
