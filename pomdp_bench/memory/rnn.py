@@ -100,8 +100,8 @@ class RecurrentMemory(Memory):
         where step 0 starts an episode, and whether any copy starts one after step 0.
 
         Kept while the same unchanged ``starts`` and state tensors come back, none
-        needing a gradient: PPO scores each minibatch from the same stored memories
-        in every epoch. "Unchanged" as in :meth:`_first_input`.
+        needing a gradient (a caller that passes the same sequence again, with the
+        same starting state, pays for this once). "Unchanged" as in :meth:`_first_input`.
         """
         key = (starts, *state)
         cached = self._cached_start
@@ -177,7 +177,8 @@ class RecurrentMemory(Memory):
         steps, zeros at the reset and hold steps, then the two channels.
 
         Kept while the same unchanged ``x`` comes back with the same layout and needs
-        no gradient: PPO scores the same observations in every epoch. "Unchanged" is
+        no gradient (a caller that passes the same input again pays for this once).
+        "Unchanged" is
         torch's version counter, which in-place writes torch does not see (into a
         NumPy array that shares the memory, or through ``.data``) leave as it was;
         this cache and the layout's are for tensors changed through torch only.
@@ -203,8 +204,8 @@ class RecurrentMemory(Memory):
     def _layout(self, starts: Tensor) -> _ResetLayout:
         """Where the real, reset and hold steps go for ``starts [T, B]``.
 
-        PPO scores one minibatch every epoch, so the last layout is kept while the
-        same, unchanged ``starts`` tensor comes back.
+        The last layout is kept while the same, unchanged ``starts`` tensor comes back,
+        so a caller that passes the same starts again pays for this once.
         """
         cached = self._cached_layout
         if cached is not None and cached[0] is starts and cached[1] == starts._version:
