@@ -3,9 +3,9 @@
 threshold under several kernel settings.
 
 Each function trains one seed until a held-out check says the task is solved, or
-until its budget runs out, and reports *when* it was solved. The tests then assert
-on a majority of seeds, with budgets at least twice the slowest crossing measured
-(the measured figures sit beside each budget), so that a different floating-point
+until its budget runs out, and reports *when* it was solved. Every budget is at
+least twice the slowest crossing measured (the figures sit beside each test), and
+the memory proofs and the feedforward check assert on a majority of seeds, so that a different floating-point
 path (AVX-512 against AVX2 kernels, another oneDNN or MKL build) moves a seed's
 crossing without moving the verdict.
 """

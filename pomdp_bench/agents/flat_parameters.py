@@ -114,7 +114,7 @@ _LEAN_STEP_WORKS: bool | None = None  # decided once per process by lean_step_wo
 
 def lean_step_works() -> bool:
     """Whether this torch has the private calls :class:`FlatAdam`'s lean step makes, and
-    they give torch's fused Adam's numbers bit for bit (checked once, on 2 steps of a
+    they give torch's fused Adam's numbers bit for bit (checked once, on 3 steps of a
     small probe). When not, every :class:`FlatAdam` step is torch's own: slower, never
     wrong."""
     global _LEAN_STEP_WORKS

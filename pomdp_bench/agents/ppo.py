@@ -381,8 +381,9 @@ class PPO:
             self._episode_return += reward
             self._episode_length += 1
             ended = np.flatnonzero(done)
-            reach = np.minimum(t % self.bptt_length, self._episode_length[ended] - 1)
-            np.add.at(self.gradient_reach, reach, 1)
+            if ended.size:
+                reach = np.minimum(t % self.bptt_length, self._episode_length[ended] - 1)
+                np.add.at(self.gradient_reach, reach, 1)
             for i in ended:
                 ret = float(self._episode_return[i])
                 self.episode_log.append((self.num_timesteps, ret, int(self._episode_length[i])))

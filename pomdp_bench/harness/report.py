@@ -114,11 +114,15 @@ def _bptt_text(value: object) -> str:
 
 
 def coverage_line(cells: pd.DataFrame, suite: str) -> str:
-    """``coverage: complete (N cells)`` or ``coverage: partial, n of N cells`` for a shipped suite."""
+    """``coverage: complete (N cells)`` or ``coverage: partial, n of N cells`` for a shipped suite.
+
+    ``cells``: rows with the cell columns (:data:`leaderboard.CELL_KEYS`) of the cells
+    published, one row per cell or per run.
+    """
+    present = published_cells(cells)
     declared = declared_cells(suite)
     if declared is None:
-        return f"coverage: {len(cells)} cells (not a shipped suite)"
-    present = published_cells(cells[cells["n_seeds"] > 0])
+        return f"coverage: {len(present)} cells (not a shipped suite)"
     have = len(declared & present)
     old = sorted({c.env_id for c in cells.itertuples() if current_env_id(c.env_id) != c.env_id})
     note = (
@@ -142,9 +146,9 @@ def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
 
 
 def _provenance(store: ResultStore, suite: str) -> str:
-    runs = leaderboard.runs_frame(store.rows(suite), suite)
-    cells = leaderboard.cells_frame(leaderboard.finished_cells(runs))
-    lines = [f"### `{suite}`", "", f"- {coverage_line(cells, suite)}"]
+    runs = leaderboard.finished_cells(leaderboard.runs_frame(store.rows(suite), suite))
+    published = runs[runs["status"] == "ok"]  # a cell with a finished run; no statistics needed
+    lines = [f"### `{suite}`", "", f"- {coverage_line(published, suite)}"]
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(
