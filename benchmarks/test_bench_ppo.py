@@ -32,7 +32,7 @@ def _agent(kind: str) -> PPO:
         device="cpu",
         **agent_hyperparams("ppo", "MaskedCartPole-v0"),
     )
-    model.learn(2 * model.n_envs * model.n_steps)  # past the first episodes, stats warmed up
+    model.learn(2 * model.settings.rollout_size)  # past the first episodes, stats warmed up
     return model
 
 

@@ -30,7 +30,7 @@ def test_gradient_step(benchmark, kind: str) -> None:
     hp = yaml.safe_load((data_dir("agents") / "sac.yaml").read_text())["MaskedPendulum-v0"]
     hp.update(batch_size=BATCH, sequence_length=SEQUENCE, burn_in=8, learning_starts=400, buffer_size=10_000)
     model = SAC("MaskedPendulum-v0", kind, seed=0, device="cpu", **hp)
-    model.learn(model.learning_starts)  # fill the buffer (random actions, no updates)
+    model.learn(model.settings.learning_starts)  # fill the buffer (random actions, no updates)
 
     def step() -> None:
         model._gradient_step(model.buffer.sample(BATCH, model._sample_generator))

@@ -11,6 +11,7 @@ The agents and memories are at the top level too, imported on first use (so that
 ``import pomdp_bench`` for the envs alone does not import torch)::
 
     from pomdp_bench import PPO, SAC, MemoryConfig, build_memory
+    from pomdp_bench import PPOSettings, SACSettings  # each agent's settings, field by field
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ register_envs()
 _LAZY = {
     "PPO": "pomdp_bench.agents.ppo",
     "SAC": "pomdp_bench.agents.sac",
+    "PPOSettings": "pomdp_bench.agents.settings",
+    "SACSettings": "pomdp_bench.agents.settings",
     "MemoryConfig": "pomdp_bench.memory.config",
     "build_memory": "pomdp_bench.memory.build",
 }
@@ -39,6 +42,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from pomdp_bench.agents.ppo import PPO
     from pomdp_bench.agents.sac import SAC
+    from pomdp_bench.agents.settings import PPOSettings, SACSettings
     from pomdp_bench.memory.build import build_memory
     from pomdp_bench.memory.config import MemoryConfig
 
@@ -55,4 +59,13 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
 
-__all__ = ["PPO", "SAC", "MemoryConfig", "__version__", "build_memory", "register_envs"]
+__all__ = [
+    "PPO",
+    "SAC",
+    "MemoryConfig",
+    "PPOSettings",
+    "SACSettings",
+    "__version__",
+    "build_memory",
+    "register_envs",
+]

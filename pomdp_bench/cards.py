@@ -10,7 +10,8 @@ reads the cards, and so does the harness: they are the single source of truth.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ class EnvCard:
 
     id: str
     entry_point: str
-    vector_entry_point: str
+    vector_entry_point: str | None  # None: agents step copies with Gymnasium's SyncVectorEnv
     kwargs: dict[str, Any]
     max_episode_steps: int | None
     observation: str
@@ -89,18 +90,53 @@ class EnvCard:
             )
 
 
+def read_card(source: str | Path | Mapping[str, Any]) -> EnvCard:
+    """An :class:`EnvCard` from a YAML file or a dict with the card's keys.
+
+    Raises:
+        ValueError: a key is missing or unknown, or a value is invalid; the message
+            names the card.
+    """
+    raw = yaml.safe_load(Path(source).read_text()) if isinstance(source, (str, Path)) else dict(source)
+    if not isinstance(raw, dict):
+        raise ValueError(f"env card {source} is not a mapping of card keys")
+    try:
+        return EnvCard(**raw)
+    except TypeError as err:
+        valid = [f.name for f in fields(EnvCard)]
+        raise ValueError(
+            f"env card {raw.get('id', source)!r} is malformed: {err}; card keys: {valid}"
+        ) from err
+
+
 @functools.cache
-def load_cards() -> dict[str, EnvCard]:
-    """All env cards, keyed by env id."""
+def _shipped_cards() -> dict[str, EnvCard]:
     cards: dict[str, EnvCard] = {}
     for path in sorted(data_dir("envs").glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
-        try:
-            card = EnvCard(**raw)
-        except TypeError as err:
-            raise ValueError(f"env card {path} is malformed: {err}") from err
+        card = read_card(path)
         cards[card.id] = card
     return cards
+
+
+# Cards added at run time (pomdp_bench.envs.register_card), by env id.
+_ADDED: dict[str, EnvCard] = {}
+
+
+def add_card(card: EnvCard) -> None:
+    """Make ``card`` known to :func:`get_card` and :func:`load_cards` (registering its id
+    with Gymnasium is :func:`pomdp_bench.envs.register_card`'s part).
+
+    Raises:
+        ValueError: a shipped card has this id.
+    """
+    if card.id in _shipped_cards():
+        raise ValueError(f"{card.id!r} is a shipped env card; give the new env another id (or version)")
+    _ADDED[card.id] = card
+
+
+def load_cards() -> dict[str, EnvCard]:
+    """All env cards, keyed by env id: the shipped ones, then those added."""
+    return {**_shipped_cards(), **_ADDED}
 
 
 def current_env_id(env_id: str) -> str:

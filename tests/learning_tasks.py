@@ -184,7 +184,7 @@ def train_sac(task: str, seed: int = 0, budget: int | None = None) -> tuple[Outc
     hp.update(burn_in=episode_length - 1, sequence_length=8, learning_starts=800)
     agent = SAC(env_id, memory, env_kwargs=env_kwargs, seed=seed, device="cpu", **hp)
     stop = StopWhenSolved(
-        due=lambda m: m.num_timesteps % 1000 == 0 and m.num_timesteps > m.learning_starts,
+        due=lambda m: m.num_timesteps % 1000 == 0 and m.num_timesteps > m.settings.learning_starts,
         check=lambda m, k: float(m.evaluate(64, seed=1).mean()),
     )
     agent.learn(budget, callback=stop)

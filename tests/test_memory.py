@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory
+from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory, contract
+from pomdp_bench.memory.contract import assert_states_close, lived_in_state, random_starts
 from pomdp_bench.memory.episodes import positions_in_episode
 from pomdp_bench.memory.rnn_reference import masked_loop
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
@@ -49,29 +50,6 @@ def make(kind: str, seed: int = 0, **overrides) -> Memory:
             with torch.no_grad():
                 param.normal_()
     return memory
-
-
-def random_starts(steps: int, batch: int, prob: float, seed: int) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return torch.rand(steps, batch, generator=gen) < prob
-
-
-def lived_in_state(memory: Memory, batch: int, seed: int) -> tuple[torch.Tensor, ...]:
-    """A mid-episode state: the memory after a few steps of random inputs."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(7, batch, D, generator=gen)
-    with torch.no_grad():
-        _, state = memory(x, memory.initial_state(batch), torch.zeros(7, batch, dtype=torch.bool))
-    return state
-
-
-def assert_states_close(a, b, atol: float = 1e-5) -> None:
-    assert len(a) == len(b)
-    for s, t in zip(a, b, strict=True):
-        if s.is_floating_point():
-            torch.testing.assert_close(s, t, atol=atol, rtol=0)
-        else:
-            assert torch.equal(s, t)
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -135,19 +113,8 @@ def test_shapes_sizes_and_batch_first_state(kind):
     expected_out = {"none": D, "framestack": 5 * D}.get(kind, 12)
     assert (memory.kind, memory.input_size, memory.output_size) == (kind, D, expected_out)
     assert memory.trains_through_time == (kind in WITH_PARAMS)
-    state = memory.initial_state(4)
-    assert isinstance(state, tuple)
-    assert (state == ()) == (kind == "none")
-    assert all(s.shape[0] == 4 and not s.any() for s in state)
-    y, new_state = memory(torch.randn(6, 4, D), state, torch.zeros(6, 4))  # 0/1 floats work too
-    assert y.shape == (6, 4, expected_out)
-    assert [s.shape for s in new_state] == [s.shape for s in state]
-    # Buffers index and concatenate states without knowing the kind.
-    idx = torch.tensor([2, 0])
-    picked = tuple(s[idx] for s in new_state)
-    joined = tuple(torch.cat([p, p]) for p in picked)
-    y2, _ = memory(torch.randn(1, 4, D), joined, torch.zeros(1, 4, dtype=torch.bool))
-    assert y2.shape == (1, 4, expected_out)
+    assert (memory.initial_state(4) == ()) == (kind == "none")
+    contract.check_shapes(memory)
 
 
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
@@ -164,6 +131,7 @@ def test_forward_refuses_mismatched_shapes(kind):
             memory(torch.randn(4, 3, D), state[:-1], starts)
         with pytest.raises(ValueError, match=r"state\[0\] must be"):
             memory(torch.randn(4, 3, D), tuple(s[:2] for s in state), starts)
+    contract.check_refuses_mismatched_shapes(memory)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -171,66 +139,41 @@ def test_forward_refuses_mismatched_shapes(kind):
 def test_step_equals_sequence_with_episode_starts(kind, seed):
     """Stepping one step at a time, running in uneven pieces and running the whole
     sequence agree, outputs and final state, with starts inside the sequence."""
-    memory = make(kind, seed)
-    steps, batch = 23, 4
-    x = torch.randn(steps, batch, D, generator=torch.Generator().manual_seed(seed))
-    starts = random_starts(steps, batch, 0.15, seed)
-    starts[5, 1] = True
-    starts[0, 2] = True  # a start at step 0 discards the incoming state
-    state0 = lived_in_state(memory, batch, seed + 10)
-    with torch.no_grad():
-        y_all, state_all = memory(x, state0, starts)
-        state, ys = state0, []
-        for t in range(steps):
-            y, state = memory(x[t : t + 1], state, starts[t : t + 1])
-            ys.append(y)
-        torch.testing.assert_close(torch.cat(ys), y_all, atol=1e-5, rtol=0)
-        assert_states_close(state, state_all)
-        state, ys = state0, []
-        for a, b in [(0, 9), (9, 10), (10, 23)]:  # pieces start mid-episode from the carried state
-            y, state = memory(x[a:b], state, starts[a:b])
-            ys.append(y)
-        torch.testing.assert_close(torch.cat(ys), y_all, atol=1e-5, rtol=0)
-        assert_states_close(state, state_all)
+    contract.check_step_equals_sequence(make(kind, seed), seed)
 
 
 @pytest.mark.parametrize("kind", VARIANTS)
 def test_reset_isolation(kind):
     """Changing anything before an episode start changes nothing at or after it."""
-    memory = make(kind)
-    steps, batch, start = 20, 3, 11
-    x = torch.randn(steps, batch, D)
-    starts = torch.zeros(steps, batch, dtype=torch.bool)
-    starts[start, 1] = True
-    starts[0, 2] = True
-    state = lived_in_state(memory, batch, 3)
-    with torch.no_grad():
-        y, final = memory(x, state, starts)
-        x2 = x.clone()
-        x2[:start, 1] += 10 * torch.randn(start, D)  # copy 1, before its start
-        state2 = tuple(s.clone() for s in state)
-        for s in state2:  # copies 1 and 2: the incoming state
-            s[1:] = s[1:] + 3 if not s.is_floating_point() else s[1:] + torch.randn_like(s[1:])
-        y2, final2 = memory(x2, state2, starts)
-    torch.testing.assert_close(y2[start:, 1], y[start:, 1], atol=1e-6, rtol=0)
-    torch.testing.assert_close(y2[:, 2], y[:, 2], atol=1e-6, rtol=0)
-    torch.testing.assert_close(y2[:, 0], y[:, 0], atol=0, rtol=0)
-    assert_states_close(final2, final, atol=1e-6)
-    if kind != "none":
-        assert not torch.allclose(y2[:start, 1], y[:start, 1])  # the perturbation did reach it
+    contract.check_reset_isolation(make(kind))
 
 
 @pytest.mark.parametrize("kind", VARIANTS)
 def test_zero_state_is_a_fresh_episode(kind):
+    contract.check_zero_state_is_a_fresh_episode(make(kind))
+
+
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_the_contract_checks_catch_a_memory_that_breaks_it(kind):
+    """The checks can fail: a memory whose sequence call ignores episode starts after
+    step 0 (while its single steps honour them) breaks step-equals-sequence and reset
+    isolation."""
+    if kind == "none":
+        pytest.skip("no memory, nothing to reset")
     memory = make(kind)
-    x = torch.randn(9, 3, D)
-    starts = random_starts(9, 3, 0.2, 4)
-    with torch.no_grad():
-        y_zero, s_zero = memory(x, memory.initial_state(3), starts)
-        starts[0] = True
-        y_start, s_start = memory(x, lived_in_state(memory, 3, 5), starts)
-    torch.testing.assert_close(y_zero, y_start, atol=1e-6, rtol=0)
-    assert_states_close(s_zero, s_start, atol=1e-6)
+    honest = memory.forward
+
+    def ignores_inner_starts(x, state, starts):
+        starts = torch.as_tensor(starts, dtype=torch.bool).clone()
+        if starts.shape[0] > 1:
+            starts[1:] = False
+        return honest(x, state, starts)
+
+    memory.forward = ignores_inner_starts
+    with pytest.raises(AssertionError):
+        contract.check_step_equals_sequence(memory)
+    with pytest.raises(AssertionError):
+        contract.check_reset_isolation(memory)
 
 
 def test_framestack_concatenates_the_window_with_zero_padding():
@@ -311,9 +254,9 @@ def test_lstm_holds_a_plain_nn_lstm_that_takes_foreign_weights():
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
 def test_rnn_reuses_its_reset_layout_only_for_the_same_unchanged_starts(kind):
-    """PPO scores one minibatch every epoch; the layout of its resets and its
-    starting state are kept between calls, and must be rebuilt when the starts,
-    the inputs or the state change in place."""
+    """The layout of the resets, the first layer's input and the starting state are
+    kept while the same tensors come back (PPO scores one minibatch every epoch), and
+    must be rebuilt when the starts, the inputs or the state change in place."""
     torch.manual_seed(0)
     memory = build_memory({"kind": kind, "hidden_size": 8, "num_layers": 2}, input_size=3)
     x, state = torch.randn(12, 4, 3), memory.initial_state(4)
@@ -401,19 +344,7 @@ def test_inits_do_what_they_say():
 
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
 def test_every_parameter_gets_a_finite_gradient_over_1024_steps(kind):
-    memory = make(kind)
-    steps, batch = 1024, 2
-    x = torch.randn(steps, batch, D, requires_grad=True)
-    starts = random_starts(steps, batch, 0.01, 6)
-    y, state = memory(x, memory.initial_state(batch), starts)
-    assert torch.isfinite(y).all()
-    loss = y.square().mean() + sum(s.float().square().mean() for s in state if s.is_floating_point())
-    loss.backward()
-    assert torch.isfinite(x.grad).all() and x.grad.abs().sum() > 0
-    for name, p in memory.named_parameters():
-        assert p.grad is not None, name
-        assert torch.isfinite(p.grad).all(), name
-        assert p.grad.abs().sum() > 0, name
+    contract.check_finite_gradients(make(kind))
 
 
 @pytest.mark.parametrize("kind", WITH_PARAMS)
@@ -542,7 +473,7 @@ def test_transformer_state_is_inputs_so_new_weights_never_read_old_keys():
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
 def test_fused_rnn_equals_the_plain_masked_loop(kind: str, layers: int):
-    """rnn.py's fused path and rnn_reference.masked_loop agree: outputs, final state and
+    """rnn.py's fused paths (rnn_fused.py's with starts inside) and rnn_reference.masked_loop agree: outputs, final state and
     the gradients of inputs, incoming state and weights, with starts inside the sequence."""
     memory = make(kind, num_layers=layers)
     steps, batch = 17, 5

@@ -63,8 +63,8 @@ def test_impossible_minibatches_are_refused() -> None:
 
 
 def test_bptt_length_must_divide_the_default() -> None:
-    assert _gru(bptt_length=4).bptt_length == 4
-    assert _gru().bptt_length == 16  # n_envs 4 is a multiple of 2 minibatches: whole rollouts
+    assert _gru(bptt_length=4).settings.bptt_length == 4
+    assert _gru().settings.bptt_length == 16  # n_envs 4 is a multiple of 2 minibatches: whole rollouts
     with pytest.raises(ValueError, match=r"Valid values: \[1, 2, 4, 8, 16\]"):
         _gru(bptt_length=5)
     with pytest.raises(ValueError, match="must divide the default 16"):
@@ -72,7 +72,7 @@ def test_bptt_length_must_divide_the_default() -> None:
 
 
 def test_batch_size_and_env_checks() -> None:
-    assert _gru(num_minibatches=None, batch_size=32).num_minibatches == 2
+    assert _gru(num_minibatches=None, batch_size=32).settings.num_minibatches == 2
     with pytest.raises(ValueError, match="valid batch sizes"):
         _gru(num_minibatches=None, batch_size=48)
     with pytest.raises(ValueError, match="not both"):

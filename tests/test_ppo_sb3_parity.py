@@ -139,7 +139,15 @@ def test_acting_step_matches_sb3(case: str) -> None:
     obs, starts = r["obs"][0], torch.tensor([True, False, True, False])
     state = ActorCriticState((r["h_pi"], r["c_pi"]), (r["h_vf"], r["c_vf"]))
     with torch.no_grad():
-        action, log_prob, value, new = ours.policy.act(obs, state, starts, deterministic=True)
+        # Our acting step: the actor steps; the critic reads the same step afterwards
+        # (PPO._critic_pass), from its own memory.
+        action, log_prob, new_actor = ours.policy.actor_step(obs, state.actor, starts, deterministic=True)
+        trunk, critic_state = ours.policy.critic_memory(state)
+        latent, new_critic = trunk(
+            ours.policy.preprocess(obs).unsqueeze(0), critic_state, starts.unsqueeze(0)
+        )
+        value = ours.policy.value_from_latent(latent)[0]
+        new = ActorCriticState(new_actor, new_critic)
         sb3_states = RNNStates(
             (r["h_pi"].transpose(0, 1).contiguous(), r["c_pi"].transpose(0, 1).contiguous()),
             (r["h_vf"].transpose(0, 1).contiguous(), r["c_vf"].transpose(0, 1).contiguous()),

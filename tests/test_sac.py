@@ -172,7 +172,7 @@ def test_sampled_sequences_never_carry_memory_across_an_episode_start(kind: str)
     starts = batch.episode_starts[:, columns]  # [W, C]
     first = 1 + starts[1:].float().argmax(0)  # [C] the first start after row 0
     before = torch.arange(starts.shape[0])[:, None] < first[None, :]  # [W, C]
-    b = agent.burn_in
+    b = agent.settings.burn_in
 
     def outputs(obs: torch.Tensor, prev_actions: torch.Tensor) -> list[torch.Tensor]:
         """The update's forward passes: burn-in from zero, then the rest of the window."""
@@ -208,7 +208,7 @@ def test_burn_in_steps_carry_no_gradient() -> None:
     agent.actor.train(True)
     agent.critic.train(True)
     agent._gradient_step(batch._replace(obs=obs, prev_actions=prev))
-    b, L = agent.burn_in, agent.sequence_length
+    b, L = agent.settings.burn_in, agent.settings.sequence_length
     assert obs.grad is not None and prev.grad is not None
     assert bool((obs.grad[:b] == 0).all()) and bool((prev.grad[:b] == 0).all())
     assert bool((obs.grad[b : b + L].abs().sum((1, 2)) > 0).all())  # every learned row
@@ -260,7 +260,7 @@ def test_stored_state_run_matches_acting_outputs() -> None:
     agent = filled_agent("gru", stored_state=True, burn_in=2, sequence_length=6, steps=150)
     batch = agent.buffer.sample(16, agent._sample_generator)
     x = observation_features(batch.obs, agent.observation_space)
-    b = agent.burn_in
+    b = agent.settings.burn_in
     with torch.no_grad():
         whole, _ = agent.actor(x[b:], batch.actor_state, batch.episode_starts[b:])
         state = batch.actor_state
@@ -430,10 +430,10 @@ def test_truncation_bootstraps_on_the_final_row() -> None:
     t_next = batch.obs[1, :, 1][keep]
     term, cut = batch.terminated[0][keep], batch.final[1][keep]
     torch.testing.assert_close(target[term], r[term])
-    torch.testing.assert_close(target[cut], r[cut] + agent.gamma * 7.0)  # the final obs: t = 7
+    torch.testing.assert_close(target[cut], r[cut] + agent.settings.gamma * 7.0)  # the final obs: t = 7
     assert bool((t_next[cut] == 7).all()) and bool((t[cut] == 6).all())
     rest = ~term & ~cut
-    torch.testing.assert_close(target[rest], r[rest] + agent.gamma * (t[rest] + 1))
+    torch.testing.assert_close(target[rest], r[rest] + agent.settings.gamma * (t[rest] + 1))
 
 
 @pytest.mark.parametrize("env_id", ["MaskedPendulum-v0", "CueRecall-v0"])
@@ -458,7 +458,7 @@ def test_actor_is_scored_by_the_critic_after_its_step(env_id: str) -> None:
     del agent.critic.q_values
     obs = observation_features(batch.obs, agent.observation_space)
     x = agent.critic.inputs(obs, batch.prev_actions)
-    learn = slice(agent.burn_in, agent.burn_in + agent.sequence_length)
+    learn = slice(agent.settings.burn_in, agent.settings.burn_in + agent.settings.sequence_length)
     with torch.no_grad():
         state = agent._warm_up(agent.critic, x, batch.episode_starts)
         after, _ = agent.critic(x[learn], state, batch.episode_starts[learn])

@@ -290,29 +290,6 @@ class ActorCritic(nn.Module):
         return self.value_head(self.vf_net(latent_vf)).squeeze(-1)
 
     # -- the three uses ---------------------------------------------------------
-    def act(
-        self,
-        obs: Tensor,
-        state: ActorCriticState,
-        episode_starts: Tensor,
-        deterministic: bool = False,
-        generator: torch.Generator | None = None,
-    ) -> tuple[Tensor, Tensor, Tensor, ActorCriticState]:
-        """One step of the actor and the critic for ``B`` copies (a sequence of length 1).
-
-        Args:
-            obs: ``[B, *obs_shape]``.
-            state: the memories before this step.
-            episode_starts: ``[B]`` bool, this step begins an episode.
-
-        Returns:
-            ``(action [B, ...], log_prob [B], value [B], state after this step)``
-        """
-        x = self.preprocess(obs).unsqueeze(0)
-        latent_pi, latent_vf, state = self._trunks(x, state, episode_starts.unsqueeze(0))
-        action, log_prob = self._sample(latent_pi[0], deterministic, generator)
-        return action, log_prob, self.value_from_latent(latent_vf[0]), state
-
     def actor_step(
         self,
         obs: Tensor,

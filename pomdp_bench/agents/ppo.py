@@ -3,6 +3,9 @@
 The algorithm reads top to bottom in :meth:`PPO.learn`: collect a rollout with
 the memory running (:meth:`PPO._collect_rollout`), compute GAE, then train on
 whole bptt pieces of it (:meth:`PPO._update`), the loss next to its data.
+``predict``, ``evaluate``, ``save`` and ``load`` come from the shared shell
+(:class:`~pomdp_bench.agents.base.Agent`); the settings are
+:class:`~pomdp_bench.agents.settings.PPOSettings`.
 
 Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
@@ -25,8 +28,7 @@ from __future__ import annotations
 import collections
 import math
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -36,28 +38,16 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 from tqdm.auto import tqdm
 
-from pomdp_bench.agents.evaluation import evaluate_episodes
+from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
-from pomdp_bench.agents.networks import (
-    ActorCritic,
-    ActorCriticState,
-    NetArch,
-    state_from_numpy,
-    state_to_numpy,
-)
+from pomdp_bench.agents.networks import ActorCritic, ActorCriticState, MemoryState, NetArch
 from pomdp_bench.agents.normalization import Normalizer
-from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer, check_bptt_length
-from pomdp_bench.agents.schedules import ScheduleLike, as_schedule, schedule_to_data
-from pomdp_bench.agents.seeding import env_seeds
-from pomdp_bench.envs.make import training_env
+from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer
+from pomdp_bench.agents.settings import PPOSettings
 from pomdp_bench.memory import MemoryConfig
-from pomdp_bench.validation import check_float, check_int
-
-_SAVE_FORMAT = 2  # 2: the optimiser holds one flat parameter
-# Keys Gymnasium adds to a vector env's spec.kwargs that are not the env's own.
 
 
-class PPO:
+class PPO(Agent[PPOSettings]):
     """Proximal Policy Optimisation (clip) with an optional memory.
 
     Args:
@@ -65,50 +55,29 @@ class PPO:
             :func:`pomdp_bench.envs.make.make_vector_env` from ``env_kwargs``), or
             a Gymnasium vector env in ``SAME_STEP`` autoreset mode.
         memory: the memory block: ``None`` (feedforward), a kind name, a dict or
-            a :class:`~pomdp_bench.memory.MemoryConfig`.
+            a :class:`~pomdp_bench.memory.MemoryConfig` (the setting ``memory``).
         env_kwargs: keyword arguments of the env, when ``env`` is an id.
-        n_envs: copies stepped together; 8 for an id, the vector env's
-            ``num_envs`` otherwise.
-        n_steps: steps per copy in a rollout (``T``).
-        num_minibatches: minibatches per epoch. Give this or ``batch_size``
-            (SB3's meaning: steps per minibatch, dividing ``n_envs * n_steps``);
-            4 when neither is given.
-        batch_size: steps per minibatch, see ``num_minibatches``.
-        n_epochs: passes over each rollout.
-        gamma: discount factor.
-        gae_lambda: GAE's lambda.
-        clip_range: PPO's ratio clip, a number or schedule (``"lin_0.2"``).
-        clip_range_vf: clip of the value change around the collected value
-            (``None``: no clipping); depends on the reward scale.
-        ent_coef: weight of the entropy bonus.
-        vf_coef: weight of the value loss.
-        max_grad_norm: gradients are clipped to this global norm.
-        learning_rate: Adam's step size, a number or schedule (``"lin_1e-3"``
-            decays linearly to 0 over ``learn``'s total_timesteps).
-        normalize_observations: standardise observations by running
-            statistics (SB3's ``VecNormalize``), clipped to ±10.
-        normalize_rewards: scale rewards by the running standard deviation of the
-            discounted return (SB3's ``VecNormalize``), clipped to ±10.
-        bptt_length: steps per piece (``L``). ``None``: the longest pieces that
-            cut every rollout into equal parts and split exactly into the
-            minibatches (whole rollouts when ``n_envs % num_minibatches == 0``).
-            An explicit value must divide that default.
-        shared_memory: one encoder and memory for actor and critic (both losses
-            train it) instead of one each.
-        net_arch: hidden widths: a list for both heads, or a dict with ``pi``,
-            ``vf`` (after the memory) and ``encoder`` (before it); ``None`` gives
-            ``pi=vf=[64, 64]`` and no encoder.
-        activation: activation of the MLPs (``"tanh"``, ``"relu"``, ...).
-        ortho_init: SB3's orthogonal initialisation of the MLPs and heads.
-        log_std_init: initial log standard deviation for Box actions.
-        seed: seeds the networks, the env resets, the action sampling and the
-            shuffles; the same seed gives the same learning curve on CPU.
+        settings: a :class:`~pomdp_bench.agents.settings.PPOSettings` to start from
+            (default: its defaults).
         device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
+        **changes: any field of :class:`~pomdp_bench.agents.settings.PPOSettings`
+            (``n_steps``, ``bptt_length``, ``learning_rate``, ``seed``, ...),
+            overriding ``settings``.
 
     Raises:
-        ValueError: for settings that cannot work (e.g. a ``bptt_length`` that
-            does not divide the default), with the valid values in the message.
+        TypeError: an unknown setting (the message lists the valid ones), a wrong
+            type, or an action space other than ``Discrete`` or ``Box``.
+        ValueError: settings that cannot work (e.g. a ``bptt_length`` that does not
+            divide the default), with the valid values in the message.
     """
+
+    settings_class = PPOSettings
+    save_format = 3  # 3: settings beside the env; 2: one flat "config" dict
+    evaluation_copies = None  # as many as the training copies
+    # Random streams, seed + offset: the networks and action sampling 0, the
+    # minibatch shuffles 1, predict() 2, evaluate() 10_001 (the shell's).
+    legacy_format = 2
+    predict_stream = 2
 
     def __init__(
         self,
@@ -116,158 +85,59 @@ class PPO:
         memory: MemoryConfig | dict[str, Any] | str | None = None,
         *,
         env_kwargs: dict[str, Any] | None = None,
-        n_envs: int | None = None,
-        n_steps: int = 128,
-        num_minibatches: int | None = None,
-        batch_size: int | None = None,
-        n_epochs: int = 10,
-        gamma: float = 0.99,
-        gae_lambda: float = 0.95,
-        clip_range: ScheduleLike = 0.2,
-        clip_range_vf: ScheduleLike | None = None,
-        ent_coef: float = 0.0,
-        vf_coef: float = 0.5,
-        max_grad_norm: float = 0.5,
-        learning_rate: ScheduleLike = 3e-4,
-        normalize_observations: bool = False,
-        normalize_rewards: bool = False,
-        bptt_length: int | None = None,
-        shared_memory: bool = False,
-        net_arch: list[int] | dict[str, list[int]] | None = None,
-        activation: str = "tanh",
-        ortho_init: bool = True,
-        log_std_init: float = 0.0,
-        seed: int = 0,
+        settings: PPOSettings | None = None,
         device: str | torch.device = "auto",
+        **changes: Any,
     ) -> None:
-        # -- the environment ----------------------------------------------------
-        resolved = training_env(env, env_kwargs, n_envs, default_n_envs=8)
-        self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
-        n_envs = self.n_envs = resolved.n_envs
-        self.observation_space = self.env.single_observation_space
-        if normalize_observations and not isinstance(self.observation_space, spaces.Box):
+        settings = self._settings_from(PPOSettings, settings, memory, changes)
+        super().__init__(env, settings, env_kwargs, device, default_n_envs=8)
+        s = self.settings
+        if s.normalize_observations and not isinstance(self.observation_space, spaces.Box):
             raise ValueError(
                 f"normalize_observations needs a Box observation space, got {self.observation_space}"
             )
-        self.action_space = self.env.single_action_space
         if not isinstance(self.action_space, (spaces.Discrete, spaces.Box)):
             raise TypeError(f"action space {self.action_space} is not supported: use Discrete or Box")
 
-        # -- settings -----------------------------------------------------------
-        check_int("n_steps", n_steps, minimum=1)
-        check_int("n_epochs", n_epochs, minimum=1)
-        check_float("gamma", gamma, minimum=0.0, maximum=1.0)
-        check_float("gae_lambda", gae_lambda, minimum=0.0, maximum=1.0)
-        check_float("ent_coef", ent_coef)
-        check_float("vf_coef", vf_coef, minimum=0.0)
-        check_float("max_grad_norm", max_grad_norm, minimum=0.0, strict_minimum=True)
-        if batch_size is not None:
-            check_int("batch_size", batch_size, minimum=1)
-        if num_minibatches is not None:
-            check_int("num_minibatches", num_minibatches, minimum=1)
-        rollout_size = n_envs * n_steps
-        if num_minibatches is not None and batch_size is not None:
-            raise ValueError("give num_minibatches or batch_size, not both")
-        if batch_size is not None:
-            if rollout_size % batch_size:
-                valid = [d for d in range(1, rollout_size + 1) if rollout_size % d == 0]
-                raise ValueError(
-                    f"batch_size={batch_size} must divide the rollout, n_envs * n_steps = {rollout_size}; "
-                    f"valid batch sizes: {valid}"
-                )
-            num_minibatches = rollout_size // batch_size
-        num_minibatches = 4 if num_minibatches is None else num_minibatches
-        if num_minibatches > rollout_size:
-            raise ValueError(f"num_minibatches must be in [1, {rollout_size}], got {num_minibatches}")
-        self.num_minibatches = num_minibatches
-        self.bptt_length = check_bptt_length(bptt_length, n_envs, n_steps, num_minibatches)
-        self.n_steps, self.n_epochs = n_steps, n_epochs
-        self.gamma, self.gae_lambda = gamma, gae_lambda
-        self.clip_range = as_schedule("clip_range", clip_range)
-        self.clip_range_vf = None if clip_range_vf is None else as_schedule("clip_range_vf", clip_range_vf)
-        self.learning_rate = as_schedule("learning_rate", learning_rate)
-        self.ent_coef, self.vf_coef, self.max_grad_norm = ent_coef, vf_coef, max_grad_norm
-        self.seed = seed
-        self.memory_config = MemoryConfig.from_any(memory)
-        self.device = torch.device(
-            ("cuda" if torch.cuda.is_available() else "cpu") if str(device) == "auto" else device
-        )
-        # Everything needed to rebuild this agent (save/load); plain data only.
-        self._config: dict[str, Any] = dict(
-            env=self.env_id,
-            memory=self.memory_config.to_dict(),
-            env_kwargs=self.env_kwargs,
-            n_envs=n_envs,
-            n_steps=n_steps,
-            num_minibatches=num_minibatches,
-            n_epochs=n_epochs,
-            gamma=gamma,
-            gae_lambda=gae_lambda,
-            clip_range=schedule_to_data(self.clip_range),
-            clip_range_vf=None if self.clip_range_vf is None else schedule_to_data(self.clip_range_vf),
-            ent_coef=ent_coef,
-            vf_coef=vf_coef,
-            max_grad_norm=max_grad_norm,
-            learning_rate=schedule_to_data(self.learning_rate),
-            normalize_observations=normalize_observations,
-            normalize_rewards=normalize_rewards,
-            bptt_length=self.bptt_length,
-            shared_memory=shared_memory,
-            net_arch=NetArch.parse(net_arch)._asdict(),
-            activation=activation,
-            ortho_init=ortho_init,
-            log_std_init=log_std_init,
-            seed=seed,
-        )
-
-        # -- networks, optimiser, buffer ----------------------------------------
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            torch.manual_seed(s.seed)
             self.policy = ActorCritic(
                 self.observation_space,
                 self.action_space,
-                self.memory_config,
-                NetArch.parse(net_arch),
-                activation=activation,
-                shared_memory=shared_memory,
-                ortho_init=ortho_init,
-                log_std_init=log_std_init,
+                s.memory,
+                NetArch.parse(s.net_arch),
+                activation=s.activation,
+                shared_memory=s.shared_memory,
+                ortho_init=s.ortho_init,
+                log_std_init=s.log_std_init,
             ).to(self.device)
         # One flat buffer for all parameters: zeroing, clipping and Adam are one op
         # each (see flat_parameters). eps 1e-5 as SB3's policies.
         self.flat_params = FlatParameters(self.policy)
-        self.optimizer = FlatAdam(self.flat_params.param, lr=self.learning_rate(1.0), eps=1e-5)
+        self.optimizer = FlatAdam(self.flat_params.param, lr=s.learning_rate(1.0), eps=1e-5)
         self.normalizer = Normalizer(
             self.observation_space.shape,
-            n_envs,
-            normalize_observations=normalize_observations,
-            normalize_rewards=normalize_rewards,
-            gamma=gamma,
+            self.n_envs,
+            normalize_observations=s.normalize_observations,
+            normalize_rewards=s.normalize_rewards,
+            gamma=s.gamma,
         )
         self.buffer = RecurrentRolloutBuffer(
-            n_steps,
-            n_envs,
+            s.n_steps,
+            self.n_envs,
             self.observation_space.shape,
             torch.float32,
             self.action_space.shape,
             torch.long if isinstance(self.action_space, spaces.Discrete) else torch.float32,
-            self.bptt_length,
+            s.bptt_length,
             self.device,
         )
-        self._act_generator = torch.Generator(device=self.device).manual_seed(seed)
-        self._predict_generator = torch.Generator(device=self.device).manual_seed(seed + 2)
-        self._shuffle_generator = torch.Generator().manual_seed(seed + 1)
-
-        # -- training state -----------------------------------------------------
-        self.num_timesteps = 0
-        self.n_updates = 0
-        self.history: list[dict[str, float]] = []  # one entry per update, see learn()
-        self.episode_log: list[tuple[int, float, int]] = []  # (timesteps, return, length) per episode
+        self._act_generator = self._stream(0)
+        self._shuffle_generator = torch.Generator().manual_seed(s.seed + 1)
         # gradient_reach[k]: training episodes whose last step's gradient reaches exactly k
         # steps back within its episode (the piece's start or the episode's, whichever is
         # later); k >= h means a cue h steps before the decision shares the decision's piece.
-        self.gradient_reach = np.zeros(self.bptt_length, dtype=np.int64)
-        self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
+        self.gradient_reach = np.zeros(s.bptt_length, dtype=np.int64)
         self._obs: torch.Tensor | None = None  # next observation, normalised, [B, *obs_shape]
 
     # ------------------------------------------------------------------------
@@ -305,7 +175,7 @@ class PPO:
         start_timesteps = self.num_timesteps
         if self._obs is None:
             self._start_episodes()
-        rollout_size = self.n_envs * self.n_steps
+        rollout_size = self.settings.rollout_size
         n_rollouts = math.ceil(total_timesteps / rollout_size)
         bar = tqdm(total=n_rollouts * rollout_size, disable=not progress_bar, unit="step")
         t0, steps0 = time.perf_counter(), self.num_timesteps
@@ -317,9 +187,7 @@ class PPO:
                 stats = self._update(max(progress_remaining, 0.0))
                 stats["timesteps"] = self.num_timesteps
                 stats["episodes"] = len(self.episode_log)
-                stats["mean_return"] = (
-                    float(np.mean(self._recent_returns)) if self._recent_returns else math.nan
-                )
+                stats["mean_return"] = self._mean_recent_return()
                 stats["steps_per_second"] = (self.num_timesteps - steps0) / (time.perf_counter() - t0)
                 self.history.append(stats)
                 bar.update(rollout_size)
@@ -331,13 +199,11 @@ class PPO:
         return self
 
     def _start_episodes(self) -> None:
-        obs, _ = self.env.reset(seed=env_seeds(self.seed, "train", self.n_envs))
+        obs = self._reset_training_envs()
         self.normalizer.reset_returns()
         self._obs = self._obs_tensor(self.normalizer.obs(obs, update=True))
         self._state = self.policy.initial_state(self.n_envs, self.device)
         self._episode_starts = torch.ones(self.n_envs, dtype=torch.bool, device=self.device)
-        self._episode_return = np.zeros(self.n_envs)
-        self._episode_length = np.zeros(self.n_envs, dtype=np.int64)
 
     def _obs_tensor(self, obs: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(obs, device=self.device)
@@ -353,12 +219,11 @@ class PPO:
         """
         buf, policy, device = self.buffer, self.policy, self.device
         policy.train(False)
-        is_box = isinstance(self.action_space, spaces.Box)
         start = self._state  # the memories before step 0
         actor_state = start.actor
         # (step, copies, their normalised final observations) of time-limit truncations
         truncations: list[tuple[int, np.ndarray, np.ndarray]] = []
-        for t in range(self.n_steps):
+        for t in range(self.settings.n_steps):
             if buf.is_piece_start(t):
                 buf.store_piece_start(t, ActorCriticState(actor_state, ()))  # the critic's: _critic_pass
             with torch.inference_mode():
@@ -370,26 +235,15 @@ class PPO:
             buf.actions[t] = action
             buf.log_probs[t] = log_prob
 
-            action_np = action.cpu().numpy()
-            if is_box:
-                action_np = np.clip(action_np, self.action_space.low, self.action_space.high)
-            next_obs, reward, terminated, truncated, info = self.env.step(action_np)
+            next_obs, reward, terminated, truncated, info = self.env.step(self._to_env_action(action))
             done = terminated | truncated
             self.num_timesteps += self.n_envs
 
             # Episode statistics on the raw rewards.
-            self._episode_return += reward
-            self._episode_length += 1
-            ended = np.flatnonzero(done)
+            ended, lengths = self._track_episodes(reward, done)
             if ended.size:
-                reach = np.minimum(t % self.bptt_length, self._episode_length[ended] - 1)
+                reach = np.minimum(t % self.settings.bptt_length, lengths - 1)
                 np.add.at(self.gradient_reach, reach, 1)
-            for i in ended:
-                ret = float(self._episode_return[i])
-                self.episode_log.append((self.num_timesteps, ret, int(self._episode_length[i])))
-                self._recent_returns.append(ret)
-            self._episode_return[done] = 0.0
-            self._episode_length[done] = 0
 
             next_obs_n = self.normalizer.obs(next_obs, update=True)
             buf.rewards[t] = torch.as_tensor(self.normalizer.reward(reward, done), device=device)
@@ -409,7 +263,7 @@ class PPO:
             last_values = policy.predict_values(
                 self._obs.unsqueeze(0), self._state, self._episode_starts.unsqueeze(0)
             )[0]
-        buf.compute_gae(last_values.clone(), self.gamma, self.gae_lambda)
+        buf.compute_gae(last_values.clone(), self.settings.gamma, self.settings.gae_lambda)
 
     def _critic_pass(
         self, start: ActorCriticState, truncations: list[tuple[int, np.ndarray, np.ndarray]]
@@ -429,7 +283,7 @@ class PPO:
         shared = policy.critic_trunk is None
         trunk, state = policy.critic_memory(start)
         buf.final_values.zero_()
-        for k in range(self.n_steps // length):
+        for k in range(self.settings.n_steps // length):
             first = k * length
             if not shared:
                 buf.piece_states[k] = ActorCriticState(
@@ -462,19 +316,20 @@ class PPO:
 
     def _update(self, progress_remaining: float) -> dict[str, float]:
         """``n_epochs`` passes of minibatch gradient steps over the rollout."""
+        s = self.settings
         self.policy.train(True)
         self.flat_params.check()
-        lr = self.learning_rate(progress_remaining)
+        lr = s.learning_rate(progress_remaining)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        clip_range = self.clip_range(progress_remaining)
-        clip_range_vf = None if self.clip_range_vf is None else self.clip_range_vf(progress_remaining)
+        clip_range = s.clip_range(progress_remaining)
+        clip_range_vf = None if s.clip_range_vf is None else s.clip_range_vf(progress_remaining)
         logs: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
         # A minibatch's normalised advantages: one minibatch is the same object in every epoch.
         normalised: tuple[Minibatch, torch.Tensor] | None = None
 
-        for epoch in range(self.n_epochs):
-            batches = self.buffer.minibatches(self.num_minibatches, self._shuffle_generator)
+        for epoch in range(s.n_epochs):
+            batches = self.buffer.minibatches(s.num_minibatches, self._shuffle_generator)
             for i, mb in enumerate(batches):
                 # Each piece starts from its stored memory; no gradient reaches
                 # back past it (the stored states are plain data).
@@ -502,20 +357,22 @@ class PPO:
                 value_loss = F.mse_loss(values, mb.returns)  # one fused op, forward and backward
 
                 entropy_loss = -entropy.mean()
-                loss = policy_loss + self.vf_coef * value_loss
-                if self.ent_coef:  # no backward pass through a bonus of weight 0
-                    loss = loss + self.ent_coef * entropy_loss
+                loss = policy_loss + s.vf_coef * value_loss
+                if s.ent_coef:  # no backward pass through a bonus of weight 0
+                    loss = loss + s.ent_coef * entropy_loss
 
                 self.flat_params.zero_grad()
                 loss.backward()
-                grad_norm = self.flat_params.clip_grad_norm_(self.max_grad_norm)
-                if not math.isfinite(float(loss.detach() + grad_norm)):  # NaN or inf in either
-                    raise FloatingPointError(
-                        f"PPO update {self.n_updates + 1} (epoch {epoch + 1}, minibatch {i + 1}, "
-                        f"timesteps {self.num_timesteps}): non-finite loss {loss.item()} "
-                        f"(policy {policy_loss.item()}, value {value_loss.item()}, "
-                        f"entropy {entropy_loss.item()}) or gradient norm {grad_norm.item()}"
-                    )
+                grad_norm = self.flat_params.clip_grad_norm_(s.max_grad_norm)
+                self._check_finite(  # one sync: NaN or inf in either makes the sum non-finite
+                    loss.detach() + grad_norm,
+                    "the loss plus the gradient norm",
+                    f"epoch {epoch + 1}, minibatch {i + 1}",
+                    policy_loss=policy_loss,
+                    value_loss=value_loss,
+                    entropy_loss=entropy_loss,
+                    gradient_norm=grad_norm,
+                )
                 self.optimizer.step()
 
                 # Statistics are computed once at the end of the update.
@@ -540,156 +397,42 @@ class PPO:
         return stats
 
     # ------------------------------------------------------------------------
-    # Acting
+    # Acting and persistence (the shell's hooks)
     # ------------------------------------------------------------------------
-    def predict(
+    def _initial_actor_state(self, n: int) -> MemoryState:
+        return self.policy.actor_trunk.initial_state(n, self.device)
+
+    def _act(
         self,
-        observation: np.ndarray,
-        state: tuple[np.ndarray, ...] | None = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-        """The policy's action for raw observations, carrying the actor's memory.
-
-        As sb3-contrib's ``RecurrentPPO.predict``: pass the returned state back in
-        with the next observation, and ``episode_start`` true where a new episode
-        begins (the memory resets there).
-
-        Args:
-            observation: ``[B, *obs_shape]``, or one observation ``[*obs_shape]``.
-            state: the actor memory from the previous call (``None``: fresh).
-            episode_start: ``[B]`` bool (``None``: all false).
-            deterministic: the most likely action instead of a sample.
-
-        Returns:
-            ``(action [B, ...] or [...], state)``; ``state`` is a tuple of numpy
-            arrays ``[B, ...]``.
-        """
-        obs = np.asarray(observation)
-        single = obs.shape == self.observation_space.shape
-        if single:
-            obs = obs[None]
-        n = obs.shape[0]
-        mem = (
-            self.policy.actor_trunk.initial_state(n, self.device)
-            if state is None
-            else state_from_numpy(state, self.device)
-        )
-        starts = (
-            torch.zeros(n, dtype=torch.bool, device=self.device)
-            if episode_start is None
-            else torch.as_tensor(np.asarray(episode_start, bool).reshape(n), device=self.device)
-        )
+        obs: np.ndarray,
+        state: MemoryState,
+        starts: torch.Tensor,
+        deterministic: bool,
+        generator: torch.Generator,
+    ) -> tuple[np.ndarray, MemoryState]:
+        """One actor step on raw observations, normalised with frozen statistics."""
         self.policy.train(False)
         with torch.inference_mode():
-            action, _, mem = self.policy.actor_step(
-                self._obs_tensor(self.normalizer.obs(obs)),
-                mem,
-                starts,
-                deterministic,
-                self._predict_generator,
+            action, _, state = self.policy.actor_step(
+                self._obs_tensor(self.normalizer.obs(obs)), state, starts, deterministic, generator
             )
+        return self._to_env_action(action), state
+
+    def _to_env_action(self, action: torch.Tensor) -> np.ndarray:
+        """Actions as numpy, ``Box`` ones clipped into the bounds (SB3's behaviour)."""
         action_np = action.cpu().numpy()
         if isinstance(self.action_space, spaces.Box):
             action_np = np.clip(action_np, self.action_space.low, self.action_space.high)
-        return (action_np[0] if single else action_np), state_to_numpy(mem)
+        return action_np
 
-    def evaluate(
-        self,
-        n_episodes: int = 20,
-        deterministic: bool = True,
-        env: VectorEnv | None = None,
-        seed: int | None = None,
-    ) -> np.ndarray:
-        """Undiscounted returns of ``n_episodes`` episodes, each starting from zero memory.
+    def _state_dicts(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "normalizer": self.normalizer.state_dict(),
+        }
 
-        Runs its own copies of the env (``min(n_episodes, n_envs)`` of them, each
-        running its share of the episodes, as SB3's ``evaluate_policy`` does, so
-        short episodes are not over-represented), with frozen normalisation.
-
-        Args:
-            n_episodes: how many episodes.
-            deterministic: act with the most likely action.
-            env: a ``SAME_STEP`` vector env to evaluate on (default: a new one of
-                the training env id and kwargs).
-            seed: root of the evaluation episodes (default: the agent's seed); each
-                copy resets from its own stream split from it, never shared with
-                training (:mod:`pomdp_bench.agents.seeding`).
-
-        Returns:
-            ``[n_episodes]`` float64 returns, in order of completion per copy.
-        """
-        is_box = isinstance(self.action_space, spaces.Box)
-        generator = torch.Generator(device=self.device).manual_seed(self.seed + 10_001)
-        self.policy.train(False)
-        mem = None
-
-        def act(obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
-            nonlocal mem
-            if mem is None:
-                mem = self.policy.actor_trunk.initial_state(len(obs), self.device)
-            with torch.inference_mode():
-                action, _, mem = self.policy.actor_step(
-                    self._obs_tensor(self.normalizer.obs(obs)),
-                    mem,
-                    torch.as_tensor(starts, device=self.device),
-                    deterministic,
-                    generator,
-                )
-            action_np = action.cpu().numpy()
-            if is_box:
-                action_np = np.clip(action_np, self.action_space.low, self.action_space.high)
-            return action_np
-
-        return evaluate_episodes(
-            act,
-            n_episodes,
-            seed=self.seed if seed is None else seed,
-            env=env,
-            env_id=self.env_id,
-            env_kwargs=self.env_kwargs,
-            max_copies=self.n_envs,
-        )
-
-    # ------------------------------------------------------------------------
-    # Persistence
-    # ------------------------------------------------------------------------
-    def save(self, path: str | Path) -> None:
-        """Write settings, weights, optimiser and normalisation statistics to ``path``."""
-        torch.save(
-            {
-                "format": _SAVE_FORMAT,
-                "config": self._config,
-                "policy": self.policy.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "normalizer": self.normalizer.state_dict(),
-                "num_timesteps": self.num_timesteps,
-                "n_updates": self.n_updates,
-            },
-            path,
-        )
-
-    @classmethod
-    def load(
-        cls, path: str | Path, env: str | VectorEnv | None = None, device: str | torch.device = "auto"
-    ) -> PPO:
-        """Rebuild a saved agent; ``env`` overrides the saved env id (required when
-        the agent was trained on a vector env without an id)."""
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        if data.get("format") != _SAVE_FORMAT:
-            raise ValueError(f"{path} is not a PPO save of format {_SAVE_FORMAT}")
-        config = dict(data["config"])
-        if env is not None:
-            config["env"] = env
-            if not isinstance(env, str):
-                config.pop("env_kwargs")
-                config.pop("n_envs")
-        if config["env"] is None:
-            raise ValueError(f"{path} was trained on a vector env without an id; pass env=")
-        model = cls(**config, device=device)
-        model.policy.load_state_dict(data["policy"])
-        model.optimizer.load_state_dict(data["optimizer"])
-        model.normalizer.load_state_dict(data["normalizer"])
-        model.num_timesteps = int(data["num_timesteps"])
-        model.n_updates = int(data["n_updates"])
-        return model
+    def _load_state_dicts(self, data: Mapping[str, Any]) -> None:
+        self.policy.load_state_dict(data["policy"])
+        self.optimizer.load_state_dict(data["optimizer"])
+        self.normalizer.load_state_dict(data["normalizer"])

@@ -22,9 +22,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.agents.schedules import ScheduleLike, as_schedule
+from pomdp_bench.agents.settings import PPOSettings
 from pomdp_bench.memory import MemoryConfig
 
 try:
@@ -131,10 +132,10 @@ class _HistoryCallback(BaseCallback):
 class SB3RecurrentPPO:
     """sb3-contrib's ``RecurrentPPO`` with our PPO's constructor and methods.
 
-    Takes the settings of :class:`~pomdp_bench.agents.ppo.PPO` that have an
-    sb3-contrib counterpart (an LSTM memory only, ``batch_size`` or
-    ``num_minibatches``, no ``bptt_length``: sb3-contrib cuts its sequences at
-    episode starts and minibatch edges). Observation and reward normalisation
+    Takes :class:`~pomdp_bench.agents.settings.PPOSettings`, as our PPO does, where
+    they have an sb3-contrib counterpart: an LSTM memory only (the default here), and
+    no ``bptt_length`` (sb3-contrib cuts its sequences at episode starts and minibatch
+    edges). ``n_envs`` defaults to 8. Observation and reward normalisation
     use SB3's ``VecNormalize`` with the agent's gamma, as rl-zoo3 does.
     """
 
@@ -144,63 +145,47 @@ class SB3RecurrentPPO:
         memory: MemoryConfig | dict[str, Any] | str | None = None,
         *,
         env_kwargs: dict[str, Any] | None = None,
-        n_envs: int = 8,
-        n_steps: int = 128,
-        num_minibatches: int | None = None,
-        batch_size: int | None = None,
-        n_epochs: int = 10,
-        gamma: float = 0.99,
-        gae_lambda: float = 0.95,
-        clip_range: ScheduleLike = 0.2,
-        clip_range_vf: ScheduleLike | None = None,
-        ent_coef: float = 0.0,
-        vf_coef: float = 0.5,
-        max_grad_norm: float = 0.5,
-        learning_rate: ScheduleLike = 3e-4,
-        normalize_observations: bool = False,
-        normalize_rewards: bool = False,
-        bptt_length: int | None = None,
-        shared_memory: bool = False,
-        net_arch: list[int] | dict[str, list[int]] | None = None,
-        activation: str = "tanh",
-        ortho_init: bool = True,
-        seed: int = 0,
+        settings: PPOSettings | None = None,
         device: str = "cpu",
+        **changes: Any,
     ) -> None:
-        config = MemoryConfig.from_any(memory if memory is not None else "lstm")
-        if config.kind != "lstm":
-            raise ValueError(f"sb3-contrib's RecurrentPPO has an LSTM memory only, got kind={config.kind!r}")
-        if bptt_length is not None:
+        if memory is None and settings is None:
+            memory = "lstm"  # the only memory RecurrentPPO has
+        raw = Agent._settings_from(PPOSettings, settings, memory, changes)
+        if raw.memory.kind != "lstm":
+            raise ValueError(
+                f"sb3-contrib's RecurrentPPO has an LSTM memory only, got kind={raw.memory.kind!r}"
+            )
+        if raw.bptt_length is not None:
             raise ValueError("sb3-contrib's RecurrentPPO has no bptt_length (it cuts at episode starts)")
-        if num_minibatches is not None:
-            if batch_size is not None:
-                raise ValueError("give num_minibatches or batch_size, not both")
-            batch_size = n_envs * n_steps // num_minibatches
+        self.settings = s = raw.resolve(8 if raw.n_envs is None else raw.n_envs)
+        n_envs, seed = s.n_envs, s.seed
         self.env_id, self.env_kwargs, self.seed = env, dict(env_kwargs or {}), seed
-        self.n_envs, self.gamma = n_envs, gamma
+        self.n_envs, self.gamma = n_envs, s.gamma
         venv = make_vec_env(lambda: gym.make(env, **self.env_kwargs), n_envs=n_envs, seed=seed)
-        if normalize_observations or normalize_rewards:
+        if s.normalize_observations or s.normalize_rewards:
             venv = VecNormalize(
-                venv, norm_obs=normalize_observations, norm_reward=normalize_rewards, gamma=gamma
+                venv, norm_obs=s.normalize_observations, norm_reward=s.normalize_rewards, gamma=s.gamma
             )
         self.env = venv
+        policy_kwargs = sb3_policy_kwargs(
+            s.memory.hidden_size, s.net_arch, s.activation, s.ortho_init, s.shared_memory, s.memory.num_layers
+        )
         self.model = RecurrentPPO(
             "MlpLstmPolicy",
             venv,
-            n_steps=n_steps,
-            batch_size=batch_size if batch_size is not None else n_envs * n_steps // 4,
-            n_epochs=n_epochs,
-            gamma=gamma,
-            gae_lambda=gae_lambda,
-            clip_range=as_schedule("clip_range", clip_range),
-            clip_range_vf=None if clip_range_vf is None else as_schedule("clip_range_vf", clip_range_vf),
-            ent_coef=ent_coef,
-            vf_coef=vf_coef,
-            max_grad_norm=max_grad_norm,
-            learning_rate=as_schedule("learning_rate", learning_rate),
-            policy_kwargs=sb3_policy_kwargs(
-                config.hidden_size, net_arch, activation, ortho_init, shared_memory, config.num_layers
-            ),
+            n_steps=s.n_steps,
+            batch_size=s.rollout_size // s.num_minibatches,
+            n_epochs=s.n_epochs,
+            gamma=s.gamma,
+            gae_lambda=s.gae_lambda,
+            clip_range=s.clip_range,
+            clip_range_vf=s.clip_range_vf,
+            ent_coef=s.ent_coef,
+            vf_coef=s.vf_coef,
+            max_grad_norm=s.max_grad_norm,
+            learning_rate=s.learning_rate,
+            policy_kwargs={**policy_kwargs, "log_std_init": s.log_std_init},
             seed=seed,
             device=device,
         )

@@ -177,11 +177,11 @@ def layout_reach(spec: dict[str, Any]) -> list[int] | None:
     agent.env.close()
     if length is None:
         return None
-    rollout = agent.n_envs * agent.n_steps
-    steps = math.ceil(spec["total_timesteps"] / rollout) * agent.n_steps  # per copy
+    settings = agent.settings
+    steps = math.ceil(spec["total_timesteps"] / settings.rollout_size) * settings.n_steps  # per copy
     ends = np.arange(length - 1, steps, length)
-    reach = np.minimum(ends % agent.bptt_length, length - 1)
-    return (agent.n_envs * np.bincount(reach, minlength=agent.bptt_length)).tolist()  # every copy alike
+    reach = np.minimum(ends % settings.bptt_length, length - 1)
+    return (agent.n_envs * np.bincount(reach, minlength=settings.bptt_length)).tolist()  # every copy alike
 
 
 def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:

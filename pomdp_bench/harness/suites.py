@@ -40,11 +40,12 @@ import yaml
 import pomdp_bench
 from pomdp_bench.cards import data_dir, get_card
 from pomdp_bench.harness.spec import AGENTS, RunSpec
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.validation import check_float, check_int
 
-# Kinds whose BPTT length matters; the others act on the current window only.
-TIME_KINDS = ("gru", "lstm", "transformer", "mamba")
+# The shipped kinds whose BPTT length matters (``Memory.trains_through_time``); the
+# others act on the current window only.
+TIME_KINDS = tuple(k for k in MEMORY_KINDS if memory_class(k).trains_through_time)
 _SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "budget_scale", "groups"}
 _GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
 _ENV_KEYS = {
@@ -135,6 +136,17 @@ def agent_hyperparams(agent: str, env_id: str) -> dict[str, Any]:
     return dict(table.get(env_id, table.get("default", {})) or {})
 
 
+def _check_hyperparams(suite: str, agent: str, env_id: str, hyperparams: dict[str, Any]) -> None:
+    """Refuse hyperparameters the agent's settings do not take, before any run starts."""
+    from pomdp_bench.agents.settings import PPOSettings, SACSettings  # imports torch
+
+    settings_class = SACSettings if agent == "sac" else PPOSettings
+    try:
+        settings_class.make(**hyperparams)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"suite {suite!r}, agent {agent!r}, env {env_id!r}: {exc}") from exc
+
+
 def expand(
     suite: Suite,
     *,
@@ -166,6 +178,7 @@ def expand(
             card = get_card(env_id)
             hp = agent_hyperparams(agent, env_id) | dict(group.get("hyperparams") or {})
             hp |= dict(env.get("hyperparams") or {})
+            _check_hyperparams(suite.name, agent, env_id, hp)
             budget = steps if steps is not None else env.get("steps")
             if budget is None:  # the card's budget, scaled by the env entry or else the suite
                 budget = round(card.budget_for(agent) * float(env.get("budget_scale", suite.budget_scale)))
@@ -177,7 +190,8 @@ def expand(
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
                     continue
-                lengths = list(env.get("bptt") or [None]) if cfg["kind"] in TIME_KINDS else [None]
+                through_time = memory_class(cfg["kind"]).trains_through_time
+                lengths = list(env.get("bptt") or [None]) if through_time else [None]
                 for length in lengths:
                     if bptt and length not in bptt:
                         continue

@@ -22,26 +22,35 @@ from pomdp_bench.harness.spec import RunResult, RunSpec
 ProgressFn = Callable[[str, int, int], None]
 
 
-def build_agent(spec: RunSpec) -> Any:
-    """The agent of ``spec``, constructed but not trained."""
-    common: dict[str, Any] = dict(env_kwargs=spec.env_kwargs, seed=spec.agent_seed(), device="cpu")
-    if spec.agent == "ppo":
-        from pomdp_bench.agents.ppo import PPO
+def agent_settings(spec: RunSpec) -> Any:
+    """The settings ``spec``'s agent is built from: the hyperparameters (from
+    ``agents/<agent>.yaml`` and the suite), then the run's memory, seed and BPTT length
+    (PPO's ``bptt_length``; SAC's ``sequence_length`` when the spec has one, winning over
+    the tuned file's)."""
+    from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
-        return PPO(
-            spec.env_id, memory=spec.memory, bptt_length=spec.bptt_length, **common, **spec.hyperparams
-        )
+    changes: dict[str, Any] = {**spec.hyperparams, "memory": spec.memory, "seed": spec.agent_seed()}
+    if spec.agent in ("ppo", "sb3_ppo"):
+        if spec.agent == "ppo" or spec.bptt_length is not None:
+            changes["bptt_length"] = spec.bptt_length
+        return PPOSettings.make(**changes)
     if spec.agent == "sac":
-        from pomdp_bench.agents.sac import SAC
-
-        # The spec's sequence length (when it has one) wins over the tuned file's.
-        extra = {} if spec.bptt_length is None else {"sequence_length": spec.bptt_length}
-        return SAC(spec.env_id, memory=spec.memory, **{**spec.hyperparams, **extra, **common})
-    if spec.agent == "sb3_ppo":
-        from pomdp_bench.agents.sb3 import SB3RecurrentPPO
-
-        return SB3RecurrentPPO(spec.env_id, memory=spec.memory, **{**spec.hyperparams, **common})
+        if spec.bptt_length is not None:
+            changes["sequence_length"] = spec.bptt_length
+        return SACSettings.make(**changes)
     raise ValueError(f"unknown agent {spec.agent!r}")
+
+
+def build_agent(spec: RunSpec) -> Any:
+    """The agent of ``spec``, constructed but not trained, on the CPU."""
+    settings = agent_settings(spec)
+    if spec.agent == "ppo":
+        from pomdp_bench.agents.ppo import PPO as agent_class
+    elif spec.agent == "sac":
+        from pomdp_bench.agents.sac import SAC as agent_class
+    else:
+        from pomdp_bench.agents.sb3 import SB3RecurrentPPO as agent_class
+    return agent_class(spec.env_id, env_kwargs=spec.env_kwargs, settings=settings, device="cpu")
 
 
 def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:

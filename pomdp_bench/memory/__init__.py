@@ -8,11 +8,22 @@
     state = memory.initial_state(batch_size)             # zeros: a fresh episode
     y, state = memory(x, state, episode_starts)          # [T, B, D] -> [T, B, H]
 
-See :class:`Memory` for the contract and :class:`MemoryConfig` for the settings.
+See :class:`Memory` for the contract, :mod:`pomdp_bench.memory.contract` for the checks
+every kind passes, :class:`MemoryConfig` for the settings, and :func:`register_memory`
+to add a kind.
 """
 
 from pomdp_bench.memory.base import Memory, State
-from pomdp_bench.memory.build import build_memory
-from pomdp_bench.memory.config import MEMORY_KINDS, MemoryConfig
+from pomdp_bench.memory.build import build_memory, memory_class, register_memory
+from pomdp_bench.memory.config import MEMORY_KINDS, MemoryConfig, memory_kinds
 
-__all__ = ["MEMORY_KINDS", "Memory", "MemoryConfig", "State", "build_memory"]
+__all__ = [
+    "MEMORY_KINDS",
+    "Memory",
+    "MemoryConfig",
+    "State",
+    "build_memory",
+    "memory_class",
+    "memory_kinds",
+    "register_memory",
+]

@@ -26,6 +26,26 @@ INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
     "mamba": (None, "mamba"),
 }
 
+# Kinds added by pomdp_bench.memory.register_memory, with the inits each understands.
+_REGISTERED: dict[str, tuple[str | None, ...]] = {}
+
+
+def memory_kinds() -> tuple[str, ...]:
+    """Every kind a config may name: :data:`MEMORY_KINDS`, then the kinds added with
+    :func:`~pomdp_bench.memory.register_memory`."""
+    return MEMORY_KINDS + tuple(_REGISTERED)
+
+
+def add_kind(kind: str, inits: tuple[str | None, ...]) -> None:
+    """Let configs name ``kind`` with these ``inits`` (use
+    :func:`~pomdp_bench.memory.register_memory`, which also says how to build it)."""
+    _REGISTERED[kind] = inits
+
+
+def _inits_of(kind: str) -> tuple[str | None, ...]:
+    return INITS_BY_KIND[kind] if kind in INITS_BY_KIND else _REGISTERED[kind]
+
+
 # The transformer's position encodings; see ``MemoryConfig.position_encoding``.
 POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
 
@@ -40,7 +60,8 @@ class MemoryConfig:
     """Settings of a memory block.
 
     Args:
-        kind: one of :data:`MEMORY_KINDS`.
+        kind: one of :data:`MEMORY_KINDS`, or a kind added with
+            :func:`~pomdp_bench.memory.register_memory`.
         hidden_size: width ``H`` of the memory's output (gru, lstm, transformer, mamba).
         num_layers: stacked layers (gru, lstm, transformer, mamba).
         gradient_checkpoint: recompute activations in the backward pass, trading time
@@ -90,7 +111,7 @@ class MemoryConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str):
             raise TypeError(f"kind must be a str, got {self.kind!r} of type {type(self.kind).__name__}")
-        check_choice("kind", self.kind, MEMORY_KINDS)
+        check_choice("kind", self.kind, memory_kinds())
         for name in ("hidden_size", "num_layers", "window", "num_heads", "d_state", "d_conv", "expand"):
             check_int(name, getattr(self, name), minimum=1)
         check_bool("gradient_checkpoint", self.gradient_checkpoint)
@@ -98,13 +119,13 @@ class MemoryConfig:
             raise TypeError(
                 f"init must be None or a str, got {self.init!r} of type {type(self.init).__name__}"
             )
-        all_inits = sorted({i for inits in INITS_BY_KIND.values() for i in inits if i is not None})
+        all_inits = sorted({i for kind in memory_kinds() for i in _inits_of(kind) if i is not None})
         if self.init is not None and self.init not in all_inits:
             raise ValueError(f"init must be None or one of {all_inits}, got {self.init!r}")
-        if self.init not in INITS_BY_KIND[self.kind]:
+        if self.init not in _inits_of(self.kind):
             raise ValueError(
                 f"init={self.init!r} does not apply to kind={self.kind!r}; "
-                f"valid for {self.kind!r}: {list(INITS_BY_KIND[self.kind])}"
+                f"valid for {self.kind!r}: {list(_inits_of(self.kind))}"
             )
         check_choice("position_encoding", self.position_encoding, POSITION_ENCODINGS)
         if self.kind != "transformer" and self.position_encoding != _ADDED_SETTINGS["position_encoding"]:
@@ -142,7 +163,7 @@ class MemoryConfig:
             if unknown:
                 raise ValueError(f"unknown memory setting(s) {unknown}; valid keys: {list(valid)}")
             if "kind" not in value:
-                raise ValueError(f"a memory config dict needs a 'kind', one of {list(MEMORY_KINDS)}")
+                raise ValueError(f"a memory config dict needs a 'kind', one of {list(memory_kinds())}")
             return cls(**value)
         raise TypeError(
             "memory must be None, a kind name, a dict or a MemoryConfig, "

@@ -3,9 +3,10 @@
 This is what :class:`~pomdp_bench.memory.rnn.RecurrentMemory` computes, written the
 way CleanRL writes it (``for h, d in zip(hidden, done)``): before each step, the
 state of every copy that starts an episode there is zeroed, then torch's own
-``nn.GRU`` / ``nn.LSTM`` takes the step. ``rnn.py`` gets the same numbers from one
-fused call per layer (its docstring says how); ``tests/test_memory.py`` holds the
-two equal, values and gradients. Read this one to know what the fast one means.
+``nn.GRU`` / ``nn.LSTM`` takes the step. ``rnn.py`` gets the same numbers from cell
+ops (one step), one fused call (no start inside), or one fused call per layer with
+extra reset and hold steps (``rnn_fused.py``); ``tests/test_memory.py`` holds them
+equal, values and gradients. Read this one to know what the fast one means.
 """
 
 from __future__ import annotations

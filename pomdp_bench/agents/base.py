@@ -1,0 +1,355 @@
+"""The shell every agent shares, as SB3's ``BaseAlgorithm``: the env, the settings, the
+seeding, the episode statistics, the NaN guard, ``predict``, ``evaluate``, ``save``
+and ``load``.
+
+An agent (:class:`~pomdp_bench.agents.ppo.PPO`, :class:`~pomdp_bench.agents.sac.SAC`)
+adds its networks and ``learn``, and fills four hooks:
+
+- :meth:`Agent._initial_actor_state` and :meth:`Agent._act`: the policy's memory and
+  one step of it, which ``predict``, ``evaluate`` and training all use;
+- :meth:`Agent._state_dicts` and :meth:`Agent._load_state_dicts`: what ``save``
+  writes beside the settings, and how ``load`` puts it back.
+
+Random streams. Everything random in a run derives from ``settings.seed``: env resets
+through :func:`~pomdp_bench.agents.seeding.env_seeds` (training and evaluation draw
+disjoint episodes), torch generators through :meth:`Agent._stream` (``seed + offset``,
+each agent naming its offsets), and the networks from ``torch.manual_seed(seed)``
+inside a forked RNG, so building an agent leaves the global RNG untouched.
+"""
+
+from __future__ import annotations
+
+import abc
+import collections
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import torch
+from gymnasium.vector import VectorEnv
+from torch import Tensor
+
+from pomdp_bench.agents.evaluation import evaluate_episodes
+from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_numpy
+from pomdp_bench.agents.seeding import env_seeds
+from pomdp_bench.agents.settings import AgentSettings
+from pomdp_bench.envs.make import training_env
+from pomdp_bench.validation import check_int
+
+SettingsT = TypeVar("SettingsT", bound=AgentSettings)
+AgentT = TypeVar("AgentT", bound="Agent")
+
+# The offset of evaluate()'s action-sampling stream; the same in every agent.
+EVALUATION_STREAM = 10_001
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"auto"``: CUDA when available, else the CPU; anything else as torch reads it."""
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+class Agent(abc.ABC, Generic[SettingsT]):
+    """What every agent has: see the module docstring.
+
+    Attributes:
+        env: the training vector env (``SAME_STEP`` autoreset).
+        env_id, env_kwargs: what built it (``env_id`` is ``None`` for a vector env
+            given without a spec).
+        n_envs: copies stepped together (``N``).
+        settings: the resolved settings (:mod:`pomdp_bench.agents.settings`).
+        num_timesteps: env steps taken in training, over all copies.
+        n_updates: PPO: rollouts trained on; SAC: gradient steps taken.
+        history: one dict of statistics per log entry (see the agent's ``learn``).
+        episode_log: ``(timesteps, return, length)`` per finished training episode.
+    """
+
+    settings_class: ClassVar[type[AgentSettings]]
+    #: the format ``save`` writes; ``load`` reads it and the older ones in ``_upgrade``
+    save_format: ClassVar[int]
+    #: the older format ``load`` still reads (one flat ``config`` dict), if any
+    legacy_format: ClassVar[int | None] = None
+    #: copies ``evaluate`` runs at most (``None``: the number of training copies)
+    evaluation_copies: ClassVar[int | None] = None
+    #: the offset of predict()'s action-sampling stream
+    predict_stream: ClassVar[int]
+
+    def __init__(
+        self,
+        env: str | VectorEnv,
+        settings: SettingsT,
+        env_kwargs: dict[str, Any] | None,
+        device: str | torch.device,
+        default_n_envs: int,
+    ) -> None:
+        resolved = training_env(env, env_kwargs, settings.n_envs, default_n_envs)
+        self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
+        self.n_envs = resolved.n_envs
+        self.observation_space = self.env.single_observation_space
+        self.action_space = self.env.single_action_space
+        self.settings: SettingsT = settings.resolve(self.n_envs)  # type: ignore[assignment]
+        self.seed = self.settings.seed
+        self.memory_config = self.settings.memory
+        self.device = resolve_device(device)
+        self._predict_generator = self._stream(self.predict_stream)
+
+        self.num_timesteps = 0
+        self.n_updates = 0
+        self.history: list[dict[str, float]] = []
+        self.episode_log: list[tuple[int, float, int]] = []
+        self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
+
+    @staticmethod
+    def _settings_from(
+        settings_class: type[SettingsT],
+        settings: SettingsT | None,
+        memory: Any,
+        changes: dict[str, Any],
+    ) -> SettingsT:
+        """``settings`` (or the defaults) with the constructor's ``memory`` and keywords."""
+        if memory is not None:
+            changes = {"memory": memory, **changes}
+        return settings_class.make(settings, **changes)
+
+    # ------------------------------------------------------------------------
+    # Seeding, episode statistics, the NaN guard
+    # ------------------------------------------------------------------------
+    def _stream(self, offset: int) -> torch.Generator:
+        """A torch generator on the agent's device seeded ``seed + offset``."""
+        return torch.Generator(device=self.device).manual_seed(self.seed + offset)
+
+    def _reset_training_envs(self) -> np.ndarray:
+        """Reset every training copy from its own training seed; zero the episode counters.
+
+        Returns:
+            the first observations, ``[N, *obs_shape]``.
+        """
+        obs, _ = self.env.reset(seed=env_seeds(self.seed, "train", self.n_envs))
+        self._episode_return = np.zeros(self.n_envs)
+        self._episode_length = np.zeros(self.n_envs, dtype=np.int64)
+        return obs
+
+    def _track_episodes(self, reward: np.ndarray, done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add one vector step's raw rewards ``[N]`` to the running episodes and log those
+        that ended (``done [N]``).
+
+        Returns:
+            ``(ended copies, their episode lengths)``.
+        """
+        self._episode_return += reward
+        self._episode_length += 1
+        ended = np.flatnonzero(done)
+        lengths = self._episode_length[ended].copy()
+        for i in ended:
+            ret = float(self._episode_return[i])
+            self.episode_log.append((self.num_timesteps, ret, int(self._episode_length[i])))
+            self._recent_returns.append(ret)
+        self._episode_return[done] = 0.0
+        self._episode_length[done] = 0
+        return ended, lengths
+
+    def _mean_recent_return(self) -> float:
+        """Mean undiscounted return of the last 100 finished episodes (NaN before the first),
+        SB3's ``rollout/ep_rew_mean``."""
+        return float(np.mean(self._recent_returns)) if self._recent_returns else math.nan
+
+    def _check_finite(self, value: Tensor, what: str, where: str = "", **parts: Tensor) -> None:
+        """Raise ``FloatingPointError`` naming the update (and ``where`` in it) when
+        ``value``, a scalar, is NaN or infinite; the message lists ``parts`` too."""
+        number = float(value.detach())
+        if not math.isfinite(number):
+            place = f"{where}, " if where else ""
+            detail = ", ".join(f"{name} {float(part.detach())}" for name, part in parts.items())
+            raise FloatingPointError(
+                f"{type(self).__name__} update {self.n_updates + 1} ({place}timesteps "
+                f"{self.num_timesteps}): {what} is {number}" + (f" ({detail})" if detail else "")
+            )
+
+    # ------------------------------------------------------------------------
+    # Acting
+    # ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def _initial_actor_state(self, n: int) -> MemoryState:
+        """The policy's memory at an episode start for ``n`` copies."""
+
+    @abc.abstractmethod
+    def _act(
+        self,
+        obs: np.ndarray,
+        state: MemoryState,
+        starts: Tensor,
+        deterministic: bool,
+        generator: torch.Generator,
+    ) -> tuple[np.ndarray, MemoryState]:
+        """One policy step on raw observations ``[B, *obs_shape]`` with episode starts
+        ``[B]`` (the memory resets there), without gradient.
+
+        Returns:
+            ``(actions [B, ...] in the env's units, the memory after the step)``.
+        """
+
+    def predict(
+        self,
+        observation: np.ndarray,
+        state: tuple[np.ndarray, ...] | None = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """The policy's action for raw observations, carrying the actor's memory.
+
+        As sb3-contrib's ``RecurrentPPO.predict``: pass the returned state back in with
+        the next observation, and ``episode_start`` true where a new episode begins
+        (the memory resets there). It draws from its own random stream, so calling it
+        between ``learn`` calls leaves training as it would have been.
+
+        Args:
+            observation: ``[B, *obs_shape]``, or one observation ``[*obs_shape]``.
+            state: the actor memory from the previous call (``None``: fresh).
+            episode_start: ``[B]`` bool (``None``: all false).
+            deterministic: the most likely action (the mean for ``Box``) instead of a
+                sample.
+
+        Returns:
+            ``(action [B, ...] or [...], state)``: actions in the env's units, ``state``
+            a tuple of numpy arrays ``[B, ...]``.
+        """
+        obs = np.asarray(observation)
+        single = obs.shape == self.observation_space.shape
+        if single:
+            obs = obs[None]
+        n = obs.shape[0]
+        mem = self._initial_actor_state(n) if state is None else state_from_numpy(state, self.device)
+        starts = (
+            torch.zeros(n, dtype=torch.bool, device=self.device)
+            if episode_start is None
+            else torch.as_tensor(np.asarray(episode_start, bool).reshape(n), device=self.device)
+        )
+        action, mem = self._act(obs, mem, starts, deterministic, self._predict_generator)
+        return (action[0] if single else action), state_to_numpy(mem)
+
+    def evaluate(
+        self,
+        n_episodes: int = 20,
+        deterministic: bool = True,
+        env: VectorEnv | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
+        """Undiscounted returns of ``n_episodes`` episodes, each starting from zero memory.
+
+        Runs its own copies of the env (at most ``evaluation_copies``, each running its
+        share of the episodes, as SB3's ``evaluate_policy`` does, so short episodes are
+        not over-represented), with any normalisation frozen.
+
+        Args:
+            n_episodes: how many episodes.
+            deterministic: act with the most likely (``Box``: the mean) action.
+            env: a ``SAME_STEP`` vector env to evaluate on (default: new copies of the
+                training env id and kwargs).
+            seed: root of the evaluation episodes (default: the agent's seed); each
+                copy resets from its own stream split from it, never shared with
+                training (:mod:`pomdp_bench.agents.seeding`).
+
+        Returns:
+            ``[n_episodes]`` float64 returns, in order of completion per copy.
+        """
+        n_episodes = check_int("n_episodes", n_episodes, minimum=1)
+        generator = self._stream(EVALUATION_STREAM)
+        mem: MemoryState | None = None
+
+        def act(obs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+            nonlocal mem
+            if mem is None:
+                mem = self._initial_actor_state(len(obs))
+            action, mem = self._act(
+                obs, mem, torch.as_tensor(starts, device=self.device), deterministic, generator
+            )
+            return action
+
+        return evaluate_episodes(
+            act,
+            n_episodes,
+            seed=self.seed if seed is None else seed,
+            env=env,
+            env_id=self.env_id,
+            env_kwargs=self.env_kwargs,
+            max_copies=self.n_envs if self.evaluation_copies is None else self.evaluation_copies,
+        )
+
+    # ------------------------------------------------------------------------
+    # Persistence
+    # ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def _state_dicts(self) -> dict[str, Any]:
+        """The learned state ``save`` writes: weights, optimisers, statistics."""
+
+    @abc.abstractmethod
+    def _load_state_dicts(self, data: Mapping[str, Any]) -> None:
+        """Put back what :meth:`_state_dicts` wrote."""
+
+    @classmethod
+    def _upgrade(cls, data: dict[str, Any], path: str | Path) -> dict[str, Any]:
+        """A save of the legacy format (one flat ``config`` dict holding the env id, its
+        kwargs and every setting) in the current one; any other format is refused."""
+        if cls.legacy_format is not None and data["format"] == cls.legacy_format and "config" in data:
+            settings = dict(data.pop("config"))
+            env, env_kwargs = settings.pop("env"), settings.pop("env_kwargs")
+            return {**data, "env": env, "env_kwargs": env_kwargs, "settings": settings}
+        raise ValueError(
+            f"{path} is a save of format {data['format']!r}, which {cls.__name__}.load cannot read "
+            f"(it reads {cls.__name__} saves of formats {cls.save_format} and {cls.legacy_format})"
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the env id and kwargs, the settings, the learned state and the step
+        counters to ``path`` (``torch.save``; not a replay buffer)."""
+        torch.save(
+            {
+                "agent": type(self).__name__,
+                "format": self.save_format,
+                "env": self.env_id,
+                "env_kwargs": self.env_kwargs,
+                "settings": self.settings.to_dict(),
+                **self._state_dicts(),
+                "num_timesteps": self.num_timesteps,
+                "n_updates": self.n_updates,
+            },
+            path,
+        )
+
+    @classmethod
+    def load(
+        cls: type[AgentT],
+        path: str | Path,
+        env: str | VectorEnv | None = None,
+        device: str | torch.device = "auto",
+    ) -> AgentT:
+        """Rebuild a saved agent; ``env`` overrides the saved env id (required when the
+        agent was trained on a vector env without an id).
+
+        Raises:
+            ValueError: ``path`` is not a save of this agent, or of a format this
+                version cannot read (the message names it).
+        """
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(data, dict) or "format" not in data:
+            raise ValueError(f"{path} is not a pomdp_bench agent save")
+        if data.get("agent", cls.__name__) != cls.__name__:
+            raise ValueError(f"{path} holds a {data['agent']} agent; load it with {data['agent']}.load")
+        if data["format"] != cls.save_format:
+            data = cls._upgrade(dict(data), path)
+        settings = cls.settings_class.from_dict(data["settings"])
+        env_kwargs: dict[str, Any] | None = data["env_kwargs"]
+        if env is None:
+            env = data["env"]
+            if env is None:
+                raise ValueError(f"{path} was trained on a vector env without an id; pass env=")
+        elif not isinstance(env, str):  # a vector env brings its own copies and kwargs
+            settings, env_kwargs = settings.make(settings, n_envs=None), None
+        model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)  # type: ignore[call-arg]
+        model._load_state_dicts(data)
+        model.num_timesteps = int(data["num_timesteps"])
+        model.n_updates = int(data["n_updates"])
+        return model

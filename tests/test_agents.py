@@ -1,0 +1,203 @@
+"""The shell every agent shares (``agents/base.py``) and their settings (``agents/settings.py``).
+
+Run over both agents: settings validate and name what is valid, survive plain data
+(and YAML), build the same agent as keywords do; saves round-trip, and the previous
+save formats still load with the same behaviour (``tests/data``, written by the code
+before the shell existed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings
+from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
+from pomdp_bench.cards import data_dir
+from pomdp_bench.memory import MemoryConfig
+
+DATA = Path(__file__).parent / "data"
+SMALL = {
+    PPO: dict(n_envs=2, n_steps=8, net_arch=[8]),
+    SAC: dict(n_envs=1, burn_in=1, sequence_length=2, batch_size=4, learning_starts=10, net_arch=[8]),
+}
+SETTINGS = {PPO: PPOSettings, SAC: SACSettings}
+
+
+def _agent(agent_class, memory="gru", **changes):
+    return agent_class(
+        "TMaze-v1", memory, env_kwargs={"corridor_length": 3}, **{**SMALL[agent_class], **changes}
+    )
+
+
+@pytest.mark.parametrize("agent_class", [PPO, SAC])
+def test_an_unknown_setting_is_a_type_error_listing_the_valid_ones(agent_class) -> None:
+    with pytest.raises(TypeError, match=r"has no setting \['n_step'\]; valid settings: \[.*'seed'"):
+        _agent(agent_class, n_step=8)
+    with pytest.raises(TypeError, match="n_step"):
+        SETTINGS[agent_class].make(n_step=8)
+
+
+@pytest.mark.parametrize(
+    ("settings_class", "changes", "error", "match"),
+    [
+        (PPOSettings, {"gamma": 1.5}, ValueError, "gamma must be <= 1.0, got 1.5"),
+        (PPOSettings, {"n_steps": 0}, ValueError, "n_steps must be >= 1"),
+        (PPOSettings, {"ortho_init": "yes"}, TypeError, "ortho_init must be a bool"),
+        (PPOSettings, {"activation": "swish"}, ValueError, "activation='swish' is not one of"),
+        (PPOSettings, {"learning_rate": "cosine"}, ValueError, "learning_rate='cosine' is not a schedule"),
+        (PPOSettings, {"net_arch": {"policy": [8]}}, ValueError, "net_arch has unknown keys"),
+        (PPOSettings, {"batch_size": 8, "num_minibatches": 2}, ValueError, "not both"),
+        (SACSettings, {"tau": 0.0}, ValueError, "tau must be > 0.0"),
+        (SACSettings, {"ent_coef": "auto_-1"}, ValueError, "ent_coef='auto_-1' is not valid"),
+        (SACSettings, {"stored_state": True}, ValueError, "stored_state=True needs a memory"),
+        (SACSettings, {"memory": "rnn"}, ValueError, "kind must be one of"),
+        (SACSettings, {"gradient_steps": 0}, ValueError, "gradient_steps must be >= 1, or -1"),
+    ],
+)
+def test_settings_refuse_bad_values_naming_them(settings_class, changes, error, match) -> None:
+    with pytest.raises(error, match=match):
+        settings_class.make(**changes)
+
+
+def test_resolve_runs_the_checks_that_need_the_copies() -> None:
+    settings = PPOSettings(n_steps=16, batch_size=8)
+    resolved = settings.resolve(4)
+    assert (resolved.n_envs, resolved.num_minibatches, resolved.batch_size, resolved.bptt_length) == (
+        4,
+        8,
+        None,
+        8,
+    )
+    with pytest.raises(ValueError, match="valid batch sizes"):
+        PPOSettings(n_steps=10, batch_size=8).resolve(1)
+    with pytest.raises(ValueError, match=r"learning_starts >= 22"):
+        SACSettings(burn_in=2, sequence_length=7, learning_starts=20).resolve(2)
+    with pytest.raises(ValueError, match=r"raise buffer_size to at least 10 \* n_envs = 20"):
+        SACSettings(burn_in=2, sequence_length=7, buffer_size=15).resolve(2)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        PPOSettings(
+            memory={"kind": "transformer", "window": 4},
+            learning_rate="lin_1e-3",
+            clip_range=LinearSchedule(0.3, 0.1),
+            clip_range_vf=0.2,
+            net_arch={"encoder": [16], "pi": [8], "vf": [4]},
+            batch_size=64,
+            seed=7,
+        ),
+        SACSettings(
+            memory="lstm", learning_rate={"linear": [1e-3, 1e-4]}, ent_coef="auto_0.2", stored_state=True
+        ),
+        SACSettings(ent_coef=0.05, target_entropy=-0.5, max_grad_norm=1.0, gradient_steps=-1),
+    ],
+)
+def test_settings_survive_plain_data_and_yaml(settings) -> None:
+    data = settings.to_dict()
+    assert yaml.safe_load(yaml.safe_dump(data)) == data  # plain data only
+    again = type(settings).from_dict(yaml.safe_load(yaml.safe_dump(data)))
+    assert again == settings
+    assert isinstance(again.memory, MemoryConfig)
+    assert isinstance(again.learning_rate, (ConstantSchedule, LinearSchedule))
+
+
+@pytest.mark.parametrize(("agent_name", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings)])
+def test_every_tuned_entry_is_valid_settings(agent_name, settings_class) -> None:
+    table = yaml.safe_load((data_dir("agents") / f"{agent_name}.yaml").read_text())
+    assert table
+    for env_id, entry in table.items():
+        settings = settings_class.make(**entry)
+        if settings.n_envs is not None:
+            settings.resolve(settings.n_envs)
+        assert env_id
+
+
+@pytest.mark.parametrize("agent_class", [PPO, SAC])
+def test_a_settings_object_and_keywords_build_the_same_agent(agent_class) -> None:
+    from_keywords = _agent(agent_class, seed=3)
+    settings = SETTINGS[agent_class].make(memory="gru", seed=3, **SMALL[agent_class])
+    from_object = agent_class("TMaze-v1", env_kwargs={"corridor_length": 3}, settings=settings)
+    assert from_object.settings == from_keywords.settings
+    overridden = agent_class("TMaze-v1", env_kwargs={"corridor_length": 3}, settings=settings, seed=4)
+    assert overridden.settings.seed == 4 and settings.seed == 3
+    for a, b in zip(_parameters(from_keywords), _parameters(from_object), strict=True):
+        assert torch.equal(a, b)
+
+
+def _parameters(agent) -> list[torch.Tensor]:
+    modules = [agent.policy] if isinstance(agent, PPO) else [agent.actor, agent.critic]
+    return [p for m in modules for p in m.parameters()]
+
+
+@pytest.mark.parametrize("agent_class", [PPO, SAC])
+def test_save_load_round_trip_keeps_settings_state_and_counters(agent_class, tmp_path) -> None:
+    agent = _agent(agent_class, learning_rate="lin_1e-3")
+    agent.learn(32)
+    agent.save(tmp_path / "agent.pt")
+    loaded = agent_class.load(tmp_path / "agent.pt", device="cpu")
+    assert loaded.settings == agent.settings
+    assert (loaded.num_timesteps, loaded.n_updates) == (agent.num_timesteps, agent.n_updates)
+    assert (loaded.env_id, loaded.env_kwargs) == ("TMaze-v1", {"corridor_length": 3})
+    obs = np.eye(2, dtype=np.float32)
+    np.testing.assert_array_equal(
+        agent.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0]
+    )
+    np.testing.assert_array_equal(agent.evaluate(4), loaded.evaluate(4))
+
+
+@pytest.mark.parametrize(
+    ("agent_class", "file", "key"), [(PPO, "ppo_format2.pt", "ppo"), (SAC, "sac_format1.pt", "sac")]
+)
+def test_the_previous_save_format_still_loads_and_acts_the_same(agent_class, file, key) -> None:
+    """The files were saved by the agents before the shared shell (commit 86c4c70):
+    PPO format 2 and SAC format 1, one flat ``config`` dict."""
+    expected = json.loads((DATA / "old_saves.json").read_text())[key]
+    loaded = agent_class.load(DATA / file, device="cpu")
+    assert loaded.settings.memory.kind == "gru" and loaded.settings.seed == 3
+    assert loaded.num_timesteps == expected["num_timesteps"]
+    action, _ = loaded.predict(np.asarray(expected["obs"], np.float32), deterministic=True)
+    np.testing.assert_allclose(action, np.asarray(expected["action"]), rtol=0, atol=1e-6)
+
+
+def test_a_save_of_another_agent_or_format_fails_naming_it(tmp_path) -> None:
+    ppo = _agent(PPO)
+    ppo.save(tmp_path / "ppo.pt")
+    with pytest.raises(ValueError, match=r"holds a PPO agent; load it with PPO.load"):
+        SAC.load(tmp_path / "ppo.pt")
+    data = torch.load(tmp_path / "ppo.pt", weights_only=True)
+    data["format"] = 99
+    torch.save(data, tmp_path / "future.pt")
+    with pytest.raises(
+        ValueError, match=r"format 99, which PPO.load cannot read \(it reads PPO saves of formats 3 and 2\)"
+    ):
+        PPO.load(tmp_path / "future.pt")
+    torch.save({"weights": 1}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="is not a pomdp_bench agent save"):
+        PPO.load(tmp_path / "other.pt")
+
+
+@pytest.mark.parametrize("agent_class", [PPO, SAC])
+def test_predict_and_evaluate_share_one_policy_step(agent_class) -> None:
+    """``predict`` carries the memory it returns; a start resets it; ``evaluate`` is
+    repeatable and independent of ``predict`` calls made before it."""
+    agent = _agent(agent_class)
+    obs = np.eye(2, dtype=np.float32)
+    a, state = agent.predict(obs, episode_start=np.array([True, True]), deterministic=True)
+    assert a.shape == (2,) and state[0].shape == (2, 1, agent.settings.memory.hidden_size)
+    again, _ = agent.predict(obs, state, np.array([True, True]), deterministic=True)
+    np.testing.assert_array_equal(a, again)
+    single, _ = agent.predict(obs[0], deterministic=True)
+    assert single.shape == ()
+    first = agent.evaluate(4)
+    agent.predict(obs)
+    np.testing.assert_array_equal(first, agent.evaluate(4))
+    with pytest.raises(ValueError, match="n_episodes must be >= 1"):
+        agent.evaluate(0)
