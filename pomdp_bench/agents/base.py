@@ -3,8 +3,10 @@ seeding, the episode statistics, the NaN guard, ``predict``, ``evaluate``, ``sav
 and ``load``.
 
 An agent (:class:`~pomdp_bench.agents.ppo.PPO`, :class:`~pomdp_bench.agents.sac.SAC`)
-adds its networks and ``learn``, and fills four hooks:
+adds ``learn`` and fills five hooks:
 
+- :meth:`Agent._setup_model`: the networks, optimisers and buffers, built once the
+  shell has resolved the env and the settings (SB3's ``_setup_model``);
 - :meth:`Agent._initial_actor_state` and :meth:`Agent._act`: the policy's memory and
   one step of it, which ``predict``, ``evaluate`` and training all use;
 - :meth:`Agent._state_dicts` and :meth:`Agent._load_state_dicts`: what ``save``
@@ -36,6 +38,7 @@ from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_
 from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.agents.settings import AgentSettings
 from pomdp_bench.envs.make import training_env
+from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_int
 
 SettingsT = TypeVar("SettingsT", bound=AgentSettings)
@@ -54,6 +57,21 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 class Agent(abc.ABC, Generic[SettingsT]):
     """What every agent has: see the module docstring.
+
+    Args:
+        env: an env id (built with :func:`pomdp_bench.envs.make.make_vector_env` from
+            ``env_kwargs``), or a Gymnasium vector env in ``SAME_STEP`` autoreset mode.
+        memory: the memory block, the setting ``memory``: a kind name, a dict or a
+            :class:`~pomdp_bench.memory.MemoryConfig` (``None``: the settings', which
+            default to none, the feedforward baseline).
+        env_kwargs: keyword arguments of the env, when ``env`` is an id.
+        settings: the agent's settings to start from (default: their defaults).
+        device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
+        **changes: fields of the settings, overriding ``settings``.
+
+    Raises:
+        TypeError: an unknown setting (the message lists the valid ones) or a wrong type.
+        ValueError: settings that cannot work, saying what would.
 
     Attributes:
         env: the training vector env (``SAME_STEP`` autoreset).
@@ -76,21 +94,28 @@ class Agent(abc.ABC, Generic[SettingsT]):
     evaluation_copies: ClassVar[int | None] = None
     #: the offset of predict()'s action-sampling stream
     predict_stream: ClassVar[int]
+    #: copies stepped together when ``env`` is an id and ``n_envs`` is not set
+    default_n_envs: ClassVar[int]
 
     def __init__(
         self,
         env: str | VectorEnv,
-        settings: SettingsT,
-        env_kwargs: dict[str, Any] | None,
-        device: str | torch.device,
-        default_n_envs: int,
+        memory: MemoryConfig | Mapping[str, Any] | str | None = None,
+        *,
+        env_kwargs: dict[str, Any] | None = None,
+        settings: SettingsT | None = None,
+        device: str | torch.device = "auto",
+        **changes: Any,
     ) -> None:
-        resolved = training_env(env, env_kwargs, settings.n_envs, default_n_envs)
+        if memory is not None:
+            changes = {"memory": memory, **changes}
+        made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
+        resolved = training_env(env, env_kwargs, made.n_envs, self.default_n_envs)
         self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
         self.n_envs = resolved.n_envs
         self.observation_space = self.env.single_observation_space
         self.action_space = self.env.single_action_space
-        self.settings: SettingsT = settings.resolve(self.n_envs)  # type: ignore[assignment]
+        self.settings: SettingsT = made.resolve(self.n_envs)  # type: ignore[attr-defined]
         self.seed = self.settings.seed
         self.memory_config = self.settings.memory
         self.device = resolve_device(device)
@@ -101,18 +126,11 @@ class Agent(abc.ABC, Generic[SettingsT]):
         self.history: list[dict[str, float]] = []
         self.episode_log: list[tuple[int, float, int]] = []
         self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
+        self._setup_model()
 
-    @staticmethod
-    def _settings_from(
-        settings_class: type[SettingsT],
-        settings: SettingsT | None,
-        memory: Any,
-        changes: dict[str, Any],
-    ) -> SettingsT:
-        """``settings`` (or the defaults) with the constructor's ``memory`` and keywords."""
-        if memory is not None:
-            changes = {"memory": memory, **changes}
-        return settings_class.make(settings, **changes)
+    @abc.abstractmethod
+    def _setup_model(self) -> None:
+        """Check the spaces; build the networks, optimisers, buffers and generators."""
 
     # ------------------------------------------------------------------------
     # Seeding, episode statistics, the NaN guard
@@ -348,7 +366,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 raise ValueError(f"{path} was trained on a vector env without an id; pass env=")
         elif not isinstance(env, str):  # a vector env brings its own copies and kwargs
             settings, env_kwargs = settings.make(settings, n_envs=None), None
-        model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)  # type: ignore[call-arg]
+        model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)
         model._load_state_dicts(data)
         model.num_timesteps = int(data["num_timesteps"])
         model.n_updates = int(data["n_updates"])

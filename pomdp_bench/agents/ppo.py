@@ -35,7 +35,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv
 from tqdm.auto import tqdm
 
 from pomdp_bench.agents.base import Agent
@@ -44,25 +43,17 @@ from pomdp_bench.agents.networks import ActorCritic, ActorCriticState, MemorySta
 from pomdp_bench.agents.normalization import Normalizer
 from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer
 from pomdp_bench.agents.settings import PPOSettings
-from pomdp_bench.memory import MemoryConfig
 
 
 class PPO(Agent[PPOSettings]):
     """Proximal Policy Optimisation (clip) with an optional memory.
 
-    Args:
-        env: an env id (built with
-            :func:`pomdp_bench.envs.make.make_vector_env` from ``env_kwargs``), or
-            a Gymnasium vector env in ``SAME_STEP`` autoreset mode.
-        memory: the memory block: ``None`` (feedforward), a kind name, a dict or
-            a :class:`~pomdp_bench.memory.MemoryConfig` (the setting ``memory``).
-        env_kwargs: keyword arguments of the env, when ``env`` is an id.
-        settings: a :class:`~pomdp_bench.agents.settings.PPOSettings` to start from
-            (default: its defaults).
-        device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
-        **changes: any field of :class:`~pomdp_bench.agents.settings.PPOSettings`
-            (``n_steps``, ``bptt_length``, ``learning_rate``, ``seed``, ...),
-            overriding ``settings``.
+    Built as every agent is (:class:`~pomdp_bench.agents.base.Agent`)::
+
+        PPO(env, memory=None, *, env_kwargs=None, settings=None, device="auto", **changes)
+
+    where ``changes`` are fields of :class:`~pomdp_bench.agents.settings.PPOSettings`
+    (``n_steps``, ``bptt_length``, ``learning_rate``, ``seed``, ...).
 
     Raises:
         TypeError: an unknown setting (the message lists the valid ones), a wrong
@@ -77,20 +68,10 @@ class PPO(Agent[PPOSettings]):
     # Random streams, seed + offset: the networks and action sampling 0, the
     # minibatch shuffles 1, predict() 2, evaluate() 10_001 (the shell's).
     legacy_format = 2
+    default_n_envs = 8
     predict_stream = 2
 
-    def __init__(
-        self,
-        env: str | VectorEnv,
-        memory: MemoryConfig | dict[str, Any] | str | None = None,
-        *,
-        env_kwargs: dict[str, Any] | None = None,
-        settings: PPOSettings | None = None,
-        device: str | torch.device = "auto",
-        **changes: Any,
-    ) -> None:
-        settings = self._settings_from(PPOSettings, settings, memory, changes)
-        super().__init__(env, settings, env_kwargs, device, default_n_envs=8)
+    def _setup_model(self) -> None:
         s = self.settings
         if s.normalize_observations and not isinstance(self.observation_space, spaces.Box):
             raise ValueError(

@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 import torch
 from gymnasium import spaces
-from gymnasium.vector import VectorEnv
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
@@ -59,26 +58,19 @@ from pomdp_bench.agents.sac_networks import (
 )
 from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
 from pomdp_bench.agents.settings import SACSettings, parse_ent_coef
-from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_int
 
 
 class SAC(Agent[SACSettings]):
     """Soft Actor-Critic with an optional memory, trained on replayed sequences.
 
-    Args:
-        env: an env id (built with :func:`pomdp_bench.envs.make.make_vector_env` from
-            ``env_kwargs``), or a Gymnasium vector env in ``SAME_STEP`` autoreset mode.
-        memory: the memory block of the actor and of the critic (each gets its own):
-            ``None`` (feedforward), a kind name, a dict or a
-            :class:`~pomdp_bench.memory.MemoryConfig` (the setting ``memory``).
-        env_kwargs: keyword arguments of the env, when ``env`` is an id.
-        settings: a :class:`~pomdp_bench.agents.settings.SACSettings` to start from
-            (default: its defaults).
-        device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
-        **changes: any field of :class:`~pomdp_bench.agents.settings.SACSettings`
-            (``burn_in``, ``sequence_length``, ``batch_size``, ``seed``, ...),
-            overriding ``settings``.
+    Built as every agent is (:class:`~pomdp_bench.agents.base.Agent`)::
+
+        SAC(env, memory=None, *, env_kwargs=None, settings=None, device="auto", **changes)
+
+    where ``changes`` are fields of :class:`~pomdp_bench.agents.settings.SACSettings`
+    (``burn_in``, ``sequence_length``, ``stored_state``, ``batch_size``, ``seed``, ...).
+    The memory block serves the actor and the critic, each getting its own.
 
     Raises:
         ValueError: settings that cannot work, with what would be valid in the message.
@@ -93,20 +85,10 @@ class SAC(Agent[SACSettings]):
     # noise in the losses 1, the replay draws 2 (on the CPU), the uniform exploration 3
     # (numpy), predict() 4, evaluate() 10_001 (the shell's).
     legacy_format = 1
+    default_n_envs = 1
     predict_stream = 4
 
-    def __init__(
-        self,
-        env: str | VectorEnv,
-        memory: MemoryConfig | dict[str, Any] | str | None = None,
-        *,
-        env_kwargs: dict[str, Any] | None = None,
-        settings: SACSettings | None = None,
-        device: str | torch.device = "auto",
-        **changes: Any,
-    ) -> None:
-        settings = self._settings_from(SACSettings, settings, memory, changes)
-        super().__init__(env, settings, env_kwargs, device, default_n_envs=1)
+    def _setup_model(self) -> None:
         s = self.settings
         if not isinstance(self.observation_space, (spaces.Box, spaces.Discrete)):
             raise TypeError(

@@ -22,7 +22,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.agents.settings import PPOSettings
@@ -151,7 +150,7 @@ class SB3RecurrentPPO:
     ) -> None:
         if memory is None and settings is None:
             memory = "lstm"  # the only memory RecurrentPPO has
-        raw = Agent._settings_from(PPOSettings, settings, memory, changes)
+        raw = PPOSettings.make(settings, **({} if memory is None else {"memory": memory}), **changes)
         if raw.memory.kind != "lstm":
             raise ValueError(
                 f"sb3-contrib's RecurrentPPO has an LSTM memory only, got kind={raw.memory.kind!r}"

@@ -21,18 +21,35 @@ say where the agent runs, not what it is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
+
+import yaml
 
 from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.rollout_buffer import check_bptt_length
 from pomdp_bench.agents.sac_networks import SACNetArch
 from pomdp_bench.agents.schedules import Schedule, ScheduleLike, as_schedule, schedule_to_data
+from pomdp_bench.cards import data_dir
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_bool, check_float, check_int
 
 S = TypeVar("S", bound="AgentSettings")
+
+
+@functools.cache
+def _hyperparameter_file(agent: str) -> dict[str, Any]:
+    path = data_dir("agents") / f"{agent}.yaml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+
+
+def tuned_hyperparameters(agent: str, env_id: str) -> dict[str, Any]:
+    """The tuned settings of ``agent`` (``"ppo"``, ``"sac"``) for ``env_id`` from
+    ``agents/<agent>.yaml``: the env id's entry, else its ``default`` entry, else none."""
+    table = _hyperparameter_file(agent)
+    return dict(table.get(env_id, table.get("default", {})) or {})
 
 
 class AgentSettings:
@@ -63,6 +80,11 @@ class AgentSettings:
         if base is None:
             return cls(**changes)
         return dataclasses.replace(base, **changes)  # type: ignore[type-var]
+
+    @classmethod
+    def tuned(cls: type[S], env_id: str, **changes: Any) -> S:
+        """The settings tuned for ``env_id`` (``agents/<agent>.yaml``), with ``changes``."""
+        return cls.make(**{**tuned_hyperparameters(cls.agent.lower(), env_id), **changes})
 
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
@@ -376,4 +398,4 @@ def parse_ent_coef(ent_coef: str | float) -> tuple[bool, float]:
     )
 
 
-__all__ = ["PPOSettings", "SACSettings", "Schedule", "parse_ent_coef"]
+__all__ = ["PPOSettings", "SACSettings", "Schedule", "parse_ent_coef", "tuned_hyperparameters"]

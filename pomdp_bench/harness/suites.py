@@ -30,7 +30,6 @@ then the env entry's overrides.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,16 +123,11 @@ def load_suite(name: str) -> Suite:
     )
 
 
-@functools.cache
-def _hyperparam_file(agent: str) -> dict[str, Any]:
-    path = data_dir("agents") / f"{agent}.yaml"
-    return yaml.safe_load(path.read_text()) or {} if path.is_file() else {}
-
-
 def agent_hyperparams(agent: str, env_id: str) -> dict[str, Any]:
     """The tuned kwargs of ``agent`` for ``env_id`` from ``agents/<agent>.yaml``."""
-    table = _hyperparam_file(agent)
-    return dict(table.get(env_id, table.get("default", {})) or {})
+    from pomdp_bench.agents.settings import tuned_hyperparameters  # imports torch
+
+    return tuned_hyperparameters(agent, env_id)
 
 
 def _check_hyperparams(suite: str, agent: str, env_id: str, hyperparams: dict[str, Any]) -> None:
