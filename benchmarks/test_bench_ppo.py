@@ -39,7 +39,7 @@ def _agent(kind: str) -> PPO:
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
 def test_rollout(benchmark, kind: str) -> None:
     model = _agent(kind)
-    benchmark.extra_info["items_per_call"] = model.n_envs * model.n_steps
+    benchmark.extra_info["items_per_call"] = model.settings.rollout_size
     benchmark.pedantic(model._collect_rollout, rounds=10, warmup_rounds=1)
 
 
@@ -47,5 +47,5 @@ def test_rollout(benchmark, kind: str) -> None:
 def test_update(benchmark, kind: str) -> None:
     model = _agent(kind)
     model._collect_rollout()
-    benchmark.extra_info["items_per_call"] = model.n_envs * model.n_steps
+    benchmark.extra_info["items_per_call"] = model.settings.rollout_size
     benchmark.pedantic(model._update, args=(0.5,), rounds=5, warmup_rounds=1)

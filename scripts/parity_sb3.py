@@ -34,8 +34,8 @@ import torch
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.agents.sb3 import SB3RecurrentPPO
-from pomdp_bench.harness.leaderboard import iqm_interval
 from pomdp_bench.harness.provenance import git_commit
+from pomdp_bench.harness.statistics import iqm_interval
 from pomdp_bench.harness.suites import agent_hyperparams
 
 ENV_ID = "MaskedCartPole-v0"

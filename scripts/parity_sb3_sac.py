@@ -34,8 +34,8 @@ import torch
 import pomdp_bench
 from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.harness.leaderboard import interval as mean_interval
 from pomdp_bench.harness.provenance import git_commit
+from pomdp_bench.harness.statistics import interval as mean_interval
 
 ENV_ID = "Pendulum-v1"
 # rl-zoo3's hyperparams/sac.yml for Pendulum-v1; the rest are SB3's defaults.

@@ -31,8 +31,8 @@ import yaml
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.cards import data_dir, get_card
-from pomdp_bench.harness.leaderboard import interval, two_level_interval
 from pomdp_bench.harness.provenance import git_commit
+from pomdp_bench.harness.statistics import interval, two_level_interval
 
 ENV_ID = "MaskedPendulum-v0"
 COMMAND = "python scripts/sac_masked_pendulum.py"

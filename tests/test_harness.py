@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from pomdp_bench.cards import get_card
-from pomdp_bench.harness import leaderboard, run
+from pomdp_bench.harness import leaderboard, run, statistics
 from pomdp_bench.harness.report import write_reports
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
@@ -321,10 +321,10 @@ def test_cells_are_published_only_once_every_seed_has_run() -> None:
 
 
 def test_interval_uses_the_bootstrap_and_handles_degenerate_cells() -> None:
-    low, high = leaderboard.interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    low, high = statistics.interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
     assert 1.0 < low < 3.0 < high < 5.0
-    assert leaderboard.interval(np.array([500.0] * 5)) == (500.0, 500.0)
-    assert all(math.isnan(v) for v in leaderboard.interval(np.array([])))
+    assert statistics.interval(np.array([500.0] * 5)) == (500.0, 500.0)
+    assert all(math.isnan(v) for v in statistics.interval(np.array([])))
 
 
 def test_sweep_writes_leaderboards_and_report_regenerates_them(tmp_path: Path) -> None:

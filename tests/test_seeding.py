@@ -35,7 +35,7 @@ def test_env_seeds_are_split_not_adjacent() -> None:
     assert len(set(a) | set(b) | set(env_seeds(0, "evaluate", 8))) == 24
     assert env_seeds(0, "train", 8) == a and env_seeds(0, "train", 4) == a[:4]
     assert all(0 <= s < 2**63 for s in a)
-    with pytest.raises(ValueError, match="purpose must be one of"):
+    with pytest.raises(ValueError, match=r"purpose must be 'train' or 'evaluate'"):
         env_seeds(0, "replay", 2)
     with pytest.raises(ValueError, match="non-negative int"):
         env_seeds(-1, "train", 2)

@@ -4,7 +4,7 @@ Simulated cells on the evaluation episodes the harness really uses: the memory
 suite's CueRecall and TMaze cells, their agents' seeds (:meth:`RunSpec.agent_seed`),
 the evaluation streams split from them and the episodes each evaluation copy runs.
 Each seed of a cell plays one policy on its own episodes; the leaderboard's rule
-(:func:`leaderboard.two_level_interval`, lower end above the ceiling) decides.
+(:func:`statistics.two_level_interval`, lower end above the ceiling) decides.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.cards import get_card
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import RandomStreams
-from pomdp_bench.harness import leaderboard
+from pomdp_bench.harness import statistics
 from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import build_agent
 
@@ -86,9 +86,9 @@ def simulate(env_id: str, p_right: float | None, rng: np.random.Generator) -> tu
                 wrong = (answers + rng.integers(1, choices, size=answers.shape)) % choices
                 played = np.where(rng.random(answers.shape) < p_right, answers, wrong)
             returns.append((played == answers).astype(np.float64))
-        low, _ = leaderboard.two_level_interval(returns, n_resamples=RESAMPLES, random_state=cell)
+        low, _ = statistics.two_level_interval(returns, n_resamples=RESAMPLES, random_state=cell)
         new += low > ceiling
-        old += leaderboard.interval(np.array([r.mean() for r in returns]))[0] > ceiling
+        old += statistics.interval(np.array([r.mean() for r in returns]))[0] > ceiling
     return new / CELLS, old / CELLS
 
 

@@ -115,18 +115,23 @@ class Agent(abc.ABC, Generic[SettingsT]):
         self.n_envs = resolved.n_envs
         self.observation_space = self.env.single_observation_space
         self.action_space = self.env.single_action_space
-        self.settings: SettingsT = made.resolve(self.n_envs)  # type: ignore[attr-defined]
-        self.seed = self.settings.seed
-        self.memory_config = self.settings.memory
-        self.device = resolve_device(device)
-        self._predict_generator = self._stream(self.predict_stream)
+        try:
+            self.settings: SettingsT = made.resolve(self.n_envs)  # type: ignore[attr-defined]
+            self.seed = self.settings.seed
+            self.memory_config = self.settings.memory
+            self.device = resolve_device(device)
+            self._predict_generator = self._stream(self.predict_stream)
 
-        self.num_timesteps = 0
-        self.n_updates = 0
-        self.history: list[dict[str, float]] = []
-        self.episode_log: list[tuple[int, float, int]] = []
-        self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
-        self._setup_model()
+            self.num_timesteps = 0
+            self.n_updates = 0
+            self.history: list[dict[str, float]] = []
+            self.episode_log: list[tuple[int, float, int]] = []
+            self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
+            self._setup_model()
+        except BaseException:
+            if env is not self.env:  # we built it: nothing is left open
+                self.env.close()
+            raise
 
     @abc.abstractmethod
     def _setup_model(self) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-# The purposes a run draws env episodes for; the value is the SeedSequence spawn key.
-PURPOSES: dict[str, int] = {"train": 0, "evaluate": 1}
+# The purposes a run draws env episodes for; the value is the SeedSequence spawn key
+# (a check's key also holds its index, see check_seed).
+PURPOSES: dict[str, int] = {"train": 0, "evaluate": 1, "check": 2}
 
 
 def env_seeds(seed: int, purpose: str, num_envs: int) -> list[int]:
@@ -30,11 +31,24 @@ def env_seeds(seed: int, purpose: str, num_envs: int) -> list[int]:
         ``num_envs`` ints in ``[0, 2**63)`` (they fit numpy's int64), for
         ``vec.reset(seed=[...])``.
     """
-    if purpose not in PURPOSES:
-        raise ValueError(f"purpose must be one of {sorted(PURPOSES)}, got {purpose!r}")
+    if purpose not in ("train", "evaluate"):
+        raise ValueError(f"purpose must be 'train' or 'evaluate', got {purpose!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     state = np.random.SeedSequence(int(seed), spawn_key=(PURPOSES[purpose],)).generate_state(
         num_envs, np.uint64
     )
     return [int(s) for s in state >> np.uint64(1)]
+
+
+def check_seed(seed: int, index: int) -> int:
+    """The root seed of a run's ``index``-th evaluation during training (a check of an
+    early-stopping rule), for ``evaluate(seed=...)``: split from the run's seed, so each
+    check draws fresh episodes, shared with no other check, the final evaluation or
+    training."""
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+        raise ValueError(f"index must be a non-negative int, got {index!r}")
+    state = np.random.SeedSequence(int(seed), spawn_key=(PURPOSES["check"], int(index))).generate_state(
+        1, np.uint64
+    )
+    return int(state[0] >> np.uint64(1))

@@ -19,8 +19,11 @@ from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import RunResult, RunSpec
 
 
-def _init_worker() -> None:
+def init_worker(gpu_ids: Any = None) -> None:
+    """One torch thread; with ``gpu_ids`` (a queue), this worker sees one GPU of its own."""
     os.environ["OMP_NUM_THREADS"] = "1"
+    if gpu_ids is not None:  # before torch initialises CUDA: "cuda" is then this GPU
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_ids.get())
     import torch
 
     torch.set_num_threads(1)
@@ -39,13 +42,17 @@ class LocalBackend:
     """Runs specs in a pool of ``workers`` processes, at most ``workers`` in flight.
 
     A worker that dies (killed, out of memory) fails only the runs in flight on
-    the pool at that moment; the pool is rebuilt and the sweep goes on.
+    the pool at that moment; the pool is rebuilt and the sweep goes on. With
+    ``gpus > 0`` worker ``k`` sees GPU ``k % gpus`` alone (``CUDA_VISIBLE_DEVICES``),
+    so runs on ``"cuda"`` spread over the GPUs, a worker per GPU by default.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, gpus: int = 0) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
-        self.workers = workers
+        if gpus < 0:
+            raise ValueError(f"gpus must be >= 0, got {gpus}")
+        self.workers, self.gpus = workers, gpus
 
     def run(self, specs: list[RunSpec], progress: SweepProgress) -> Iterator[tuple[RunSpec, RunResult]]:
         ctx = mp.get_context("spawn")  # no fork of a parent that may hold torch threads
@@ -54,7 +61,14 @@ class LocalBackend:
         todo = list(reversed(specs))
         try:
             while todo:
-                pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker)
+                gpu_ids = None
+                if self.gpus:
+                    gpu_ids = manager.Queue()
+                    for worker in range(self.workers):
+                        gpu_ids.put(worker % self.gpus)
+                pool = ProcessPoolExecutor(
+                    self.workers, mp_context=ctx, initializer=init_worker, initargs=(gpu_ids,)
+                )
                 in_flight: dict[Future, RunSpec] = {}
                 broken = False
                 while (todo or in_flight) and not broken:
@@ -95,14 +109,15 @@ def _drain(messages: Any, progress: SweepProgress) -> None:
 
 
 def _run_in_ray(spec_data: dict[str, Any]) -> dict[str, Any]:
-    _init_worker()
+    init_worker()
     from pomdp_bench.harness.training import execute
 
     return execute(RunSpec.from_dict(spec_data)).to_dict()
 
 
 class RayBackend:
-    """Runs each spec as a Ray task (one CPU each) on the cluster at ``address``.
+    """Runs each spec as a Ray task (one CPU each, and one GPU for a spec on ``cuda``) on
+    the cluster at ``address``.
 
     ``address=None`` starts a local Ray instance with ``num_cpus`` CPUs (all by
     default). Needs the ``[ray]`` extra.
@@ -128,7 +143,8 @@ class RayBackend:
         pending: dict[Any, RunSpec] = {}
         for spec in specs:
             progress.started(spec)
-            pending[task.remote(spec.to_dict())] = spec
+            gpus = 1 if spec.device.startswith("cuda") else 0  # Ray sets CUDA_VISIBLE_DEVICES
+            pending[task.options(num_gpus=gpus).remote(spec.to_dict())] = spec
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:

@@ -31,6 +31,7 @@ from scipy import stats
 
 from pomdp_bench.cards import get_card
 from pomdp_bench.harness.spec import RunSpec
+from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -60,6 +61,16 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
         "float",
         "share of finished training episodes whose last step's gradient reached horizon steps back within the same piece (PPO's gradient_reach; runs stored before 0.2.0: the same count from the rollout layout, exact for fixed-length episodes); empty for other agents",
     ),
+    "stop_reason": (
+        "str",
+        "with a stop rule: solved, plateaued or cap (harness/stopping.py); empty for runs without one",
+    ),
+    "timesteps": ("int", "env steps trained (below total_timesteps when the run stopped early)"),
+    "steps_to_solve": (
+        "int",
+        "env steps at the first of the stop rule's consecutive evaluations at or above the solve threshold (halfway from ceiling to optimum); empty if not solved or no stop rule",
+    ),
+    "seconds_to_solve": ("float", "training wall seconds (evaluations excluded) at that evaluation"),
     "steps_per_second": ("float", "env steps per second of training, evaluation excluded"),
     "wall_seconds": ("float", "the run's wall time, evaluation included"),
     "error": ("str", "last line of the error of a failed run"),
@@ -109,6 +120,27 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "plateaued": ("bool", "late_gain <= 0.05: the curve had flattened by the end of the budget"),
     "learned": ("bool", "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score)"),
+    "stop_reasons": (
+        "str",
+        "how the cell's runs ended, e.g. solved 4;cap 1 (empty for runs without a stop rule)",
+    ),
+    "solved_fraction": ("float", "share of the cell's runs with a stop rule that solved (empty without one)"),
+    "steps_to_solve": (
+        "float",
+        "Kaplan-Meier median of steps_to_solve over seeds (lifelines), runs that did not solve censored at the steps they trained; empty when fewer than half solved or no stop rule",
+    ),
+    "steps_to_solve_ci_low": (
+        "float",
+        "lower end of its 95% interval (lifelines: the median read off the exponential-Greenwood band of the survival curve)",
+    ),
+    "steps_to_solve_ci_high": (
+        "float",
+        "upper end; empty where the band never falls to one half (unbounded)",
+    ),
+    "seconds_to_solve": (
+        "float",
+        "Kaplan-Meier median of seconds_to_solve, censored at each unsolved run's training seconds",
+    ),
     "steps_per_second": ("float", "mean over seeds of training env steps per second"),
     "wall_seconds": ("float", "mean over seeds of the run's wall time"),
     "pomdp_bench_version": ("str", "package version"),
@@ -145,6 +177,14 @@ def _late_gain(result: dict[str, Any], budget: int) -> float:
     curve = result.get("curve") or []
     earlier = [r for t, r in curve if t <= 0.75 * budget]
     return float(result["final_return"] - earlier[-1]) if earlier else math.nan
+
+
+def _trained_steps(result: dict[str, Any], spec: dict[str, Any]) -> int | None:
+    """Env steps a run trained: stored since stop rules; before, the curve's last point."""
+    if result.get("timesteps") is not None:
+        return int(result["timesteps"])
+    curve = result.get("curve") or []
+    return int(curve[-1][0]) if curve else None
 
 
 def cue_reach(gradient_reach: list[int] | np.ndarray | None, horizon: int) -> float:
@@ -218,6 +258,10 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 if row["status"] == "ok"
                 else math.nan,
                 "cue_reach": cue_reach(reach, spec["horizon"]),
+                "stop_reason": result.get("stop_reason", ""),
+                "timesteps": _trained_steps(result, spec),
+                "steps_to_solve": result.get("solved_steps"),
+                "seconds_to_solve": result.get("solved_seconds"),
                 "steps_per_second": result["steps_per_second"],
                 "wall_seconds": result["wall_seconds"],
                 "error": error[-1] if error else "",
@@ -230,110 +274,12 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
             }
         )
     frame = pd.DataFrame.from_records(records, columns=[*RUN_COLUMNS, "episode_returns"])
-    frame["bptt_length"] = frame["bptt_length"].astype("Int64")
+    for column in ("bptt_length", "timesteps", "steps_to_solve"):
+        frame[column] = frame[column].astype("Int64")
+    frame["seconds_to_solve"] = frame["seconds_to_solve"].astype("float64")
     return frame.sort_values(
         ["env_id", "env_kwargs", "agent", "memory", "bptt_length", "seed"], ignore_index=True
     )
-
-
-def interval(returns: np.ndarray, method: str = "percentile") -> tuple[float, float]:
-    """95% bootstrap interval of the mean of ``returns [n]`` (``scipy.stats.bootstrap``).
-
-    ``method`` is scipy's: ``"percentile"`` (the leaderboards' choice, over seeds) or
-    ``"BCa"`` (for many pooled episodes). One value, or all equal, gives a zero-width
-    interval at that value; none gives NaN.
-    """
-    if len(returns) == 0:
-        return math.nan, math.nan
-    if len(returns) == 1 or np.all(returns == returns[0]):
-        return float(returns.mean()), float(returns.mean())
-    ci = stats.bootstrap(
-        (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method=method, random_state=0
-    ).confidence_interval
-    return float(ci.low), float(ci.high)
-
-
-def two_level_interval(
-    episode_returns: list[np.ndarray], n_resamples: int = 9999, random_state: int = 0
-) -> tuple[float, float]:
-    """95% two-level percentile bootstrap interval of the mean return over seeds.
-
-    ``episode_returns[s]`` is ``[m_s]``: seed ``s``'s final evaluation returns; the
-    statistic is the mean over seeds of each seed's mean. Resample ``r`` draws ``S``
-    seeds with replacement (``scipy.stats.bootstrap`` over the seed indices) and, for
-    each drawn slot independently, that seed's ``m_s`` episodes with replacement.
-
-    The inner draw is the bootstrap's own resampling written as counts: how often
-    each distinct return value is drawn among ``m_s`` draws with replacement is
-    multinomial with the observed frequencies (``numpy.random.Generator.multinomial``),
-    so a resampled mean is ``counts @ values / m_s``. That is the same distribution
-    as resampling the episodes one by one, at a cost that grows with the number of
-    distinct values (2 on TMaze and CueRecall) rather than with ``m_s``.
-
-    One seed, or all episodes of all seeds equal, gives a zero-width interval at the
-    mean; no seed gives NaN.
-    """
-    seeds = len(episode_returns)
-    if seeds == 0:
-        return math.nan, math.nan
-    arrays = [np.asarray(r, dtype=np.float64) for r in episode_returns]
-    seed_means = np.array([a.mean() for a in arrays])
-    point = float(seed_means.mean())
-    if all(np.all(a == arrays[0][0]) for a in arrays):
-        return point, point
-    rng = np.random.default_rng(random_state)
-    # inner[s, j, r]: seed s's episodes resampled, for slot j of outer resample r.
-    inner = np.empty((seeds, seeds, n_resamples))
-    for s, returns in enumerate(arrays):
-        values, counts = np.unique(returns, return_counts=True)
-        drawn = rng.multinomial(len(returns), counts / len(returns), size=(seeds, n_resamples))  # [S, R, d]
-        inner[s] = drawn @ values / len(returns)
-    if seeds == 1:
-        low, high = np.percentile(inner[0, 0], [2.5, 97.5])
-        return float(low), float(high)
-    slots = np.arange(seeds)
-
-    def grand_mean(idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        idx = idx.astype(int)
-        if idx.ndim == 1:  # the observed sample
-            return seed_means[idx].mean()
-        if idx.shape != (n_resamples, seeds):
-            raise RuntimeError(f"unexpected resample layout {idx.shape} from scipy.stats.bootstrap")
-        return inner[idx, slots, np.arange(n_resamples)[:, None]].mean(axis=-1)  # [R]
-
-    ci = stats.bootstrap(
-        (np.arange(seeds, dtype=np.float64),),
-        grand_mean,
-        n_resamples=n_resamples,
-        method="percentile",
-        vectorized=True,
-        batch=None,
-        random_state=random_state,
-    ).confidence_interval
-    return float(ci.low), float(ci.high)
-
-
-def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Interquartile mean of ``values [n_seeds]`` and its 95% percentile bootstrap interval.
-
-    ``scipy.stats.bootstrap`` with ``scipy.stats.trim_mean(., 0.25)`` as the statistic
-    (rliable's IQM), 9999 resamples, fixed ``random_state`` so reports are reproducible.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if len(values) == 0:
-        return math.nan, math.nan, math.nan
-    iqm = float(stats.trim_mean(values, 0.25))
-    if len(values) == 1 or np.all(values == values[0]):
-        return iqm, iqm, iqm
-    ci = stats.bootstrap(
-        (values,),
-        lambda x, axis: stats.trim_mean(x, 0.25, axis=axis),
-        confidence_level=0.95,
-        n_resamples=9999,
-        method="percentile",
-        random_state=0,
-    ).confidence_interval
-    return iqm, float(ci.low), float(ci.high)
 
 
 def pieces(bptt_length: Any, horizon: int) -> str:
@@ -377,6 +323,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             return_ci_low=low,
             return_ci_high=high,
             late_gain=float(ok["late_gain"].mean()) if ok["late_gain"].notna().any() else math.nan,
+            **solve_statistics(ok),
             steps_per_second=float(ok["steps_per_second"].mean()) if len(ok) else math.nan,
             wall_seconds=float(group["wall_seconds"].mean()),
             pomdp_bench_version=";".join(sorted(set(group["pomdp_bench_version"]))),

@@ -94,7 +94,7 @@ def learning_curves(
     paths: list[Path] = []
     if curves.empty:
         return paths
-    data = curves.merge(runs, on="run_key")
+    data = curves.merge(runs.drop(columns=["timesteps"]), on="run_key")  # the curve's own timesteps
     for (env_id, env_kwargs, agent), group in data.groupby(["env_id", "env_kwargs", "agent"], sort=True):
         cell = cells[
             (cells["env_id"] == env_id) & (cells["env_kwargs"] == env_kwargs) & (cells["agent"] == agent)

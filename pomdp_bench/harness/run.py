@@ -105,9 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
         metavar="N",
-        help="local worker processes, one torch thread each (default: the CPU count)",
+        help="local worker processes, one torch thread each (default: the CPU count; with "
+        "--device cuda, the GPU count)",
+    )
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="where runs train: cpu (default; the published numbers), cuda (each local worker "
+        "gets a GPU of its own; on Ray, each run asks for one), or cuda:N. Part of each run's key.",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
@@ -129,6 +135,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--retry-failed", action="store_true", help="rerun runs stored as failed")
     parser.add_argument("--no-report", action="store_true", help="do not write leaderboards after the sweep")
     return parser
+
+
+def _check_device(parser: argparse.ArgumentParser, device: str) -> int:
+    """Refuse a device torch cannot use here; return the number of GPUs torch sees."""
+    if device != "cpu" and not (device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit())):
+        parser.error(f"--device must be cpu, cuda or cuda:N, got {device!r}")
+    if device == "cpu":
+        return 0
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        parser.error(f"--device {device}: torch sees no GPU on this machine; use --device cpu")
+    if device.startswith("cuda:") and int(device[5:]) >= count:
+        parser.error(f"--device {device}: torch sees {count} GPU(s), cuda:0 to cuda:{count - 1}")
+    return count
 
 
 def _print_list() -> None:
@@ -181,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         _print_list()
         return 0
+    gpus = _check_device(parser, args.device)
+    if args.workers is None:
+        args.workers = gpus if args.device == "cuda" and gpus else (os.cpu_count() or 1)
     if args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
     for name, value in (("--seeds", args.seeds), ("--steps", args.steps)):
@@ -202,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         bptt=args.bptt,
         seeds=args.seeds,
         steps=args.steps,
+        device=args.device,
     )
     if not specs:
         parser.error("the filters leave no run in the suite")
@@ -248,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from pomdp_bench.harness.backends import LocalBackend
 
-            backend = LocalBackend(args.workers)
+            backend = LocalBackend(args.workers, gpus=gpus if args.device == "cuda" else 0)
         for spec, result in backend.run(todo, progress):
             store.write(spec, result, git_commit=commit, machine=host)
             progress.finished(spec, result)

@@ -17,6 +17,10 @@ import numpy as np
 
 AGENTS = ("ppo", "sac", "sb3_ppo")
 
+# Fields added after runs were first stored, with the defaults that reproduce those runs;
+# left out of the hash while they hold them.
+_ADDED_FIELDS: dict[str, Any] = {"stop": None, "device": "cpu"}
+
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
@@ -41,6 +45,13 @@ class RunSpec:
         eval_points: evaluations spread over training, for the learning curve.
         horizon: the memory horizon of this env variant, in steps.
         version: pomdp_bench's version (a new version reruns everything).
+        stop: the early-stopping rule (:class:`~pomdp_bench.harness.stopping.StopRule`
+            as a dict), or ``None``: train the whole budget, evaluating at
+            ``eval_points`` evenly spaced points.
+        device: where the agent trains (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+
+    ``stop`` and ``device`` count in :meth:`key` and :meth:`agent_seed` only when set
+    away from their defaults, so the keys of runs stored before they existed hold.
     """
 
     env_id: str
@@ -55,6 +66,8 @@ class RunSpec:
     eval_points: int = 10
     horizon: int = 1
     version: str = ""
+    stop: dict[str, Any] | None = None
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -66,9 +79,17 @@ class RunSpec:
     def memory_kind(self) -> str:
         return str(self.memory.get("kind", "none"))
 
+    def _identity(self) -> dict[str, Any]:
+        """The spec as hashed: every field, less those added later while at their defaults."""
+        data = asdict(self)
+        for name, default in _ADDED_FIELDS.items():
+            if data[name] == default:
+                del data[name]
+        return data
+
     def key(self) -> str:
         """A stable hash of the full spec (the store's primary key)."""
-        return hashlib.sha256(_canonical(asdict(self)).encode()).hexdigest()[:24]
+        return hashlib.sha256(_canonical(self._identity()).encode()).hexdigest()[:24]
 
     def agent_seed(self) -> int:
         """The seed handed to the agent: split by ``numpy.random.SeedSequence`` from
@@ -78,7 +99,7 @@ class RunSpec:
         action sample (seed ``s`` of the gru cell and of the lstm cell are independent
         runs), while the same spec always gets the same seed. A 31-bit int.
         """
-        cell = {k: v for k, v in asdict(self).items() if k not in ("seed", "version")}
+        cell = {k: v for k, v in self._identity().items() if k not in ("seed", "version")}
         cell_hash = int(hashlib.sha256(_canonical(cell).encode()).hexdigest()[:15], 16)
         state = np.random.SeedSequence([int(self.seed), cell_hash]).generate_state(1, np.uint32)
         return int(state[0] >> np.uint32(1))
@@ -115,6 +136,12 @@ class RunResult:
         gradient_reach: PPO's ``gradient_reach`` histogram (``[bptt_length]``: training
             episodes by how far back the gradient from their last step reaches); None
             for other agents.
+        stop_reason: with a stop rule, ``"solved"``, ``"plateaued"`` or ``"cap"``; empty
+            without one.
+        solved_steps: env steps at the first evaluation of the streak that solved the
+            task (None if it did not).
+        solved_seconds: training wall seconds (evaluations excluded) at that point.
+        timesteps: env steps trained (less than the budget when the run stopped early).
     """
 
     status: str
@@ -126,6 +153,10 @@ class RunResult:
     error: str = ""
     agent_seed: int | None = None
     gradient_reach: list[int] | None = None
+    stop_reason: str = ""
+    solved_steps: int | None = None
+    solved_seconds: float | None = None
+    timesteps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

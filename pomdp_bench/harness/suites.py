@@ -7,6 +7,8 @@ A suite file looks like this (see ``suites/README.md``)::
     seeds: 5
     eval_episodes: 20
     budget_scale: 1.0                   # fraction of each card's budget (default 1)
+    stop: true                          # budgets are caps: stop solved or plateaued runs
+                                        # (true: StopRule's defaults; a dict: its fields)
     groups:
       - agent: ppo
         memory: [none, framestack, gru, lstm, transformer, mamba]
@@ -21,6 +23,7 @@ A suite file looks like this (see ``suites/README.md``)::
             steps: 100000               # default: the card's budget for the agent x budget_scale
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
+            stop: {...}                 # this env's stop rule (default: the suite's)
 
 Kinds not trained through time (``none``, ``framestack``) get one cell with
 ``bptt_length: null``. The agent's hyperparameters come from
@@ -39,13 +42,23 @@ import yaml
 import pomdp_bench
 from pomdp_bench.cards import data_dir, get_card
 from pomdp_bench.harness.spec import AGENTS, RunSpec
+from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.validation import check_float, check_int
 
 # The shipped kinds whose BPTT length matters (``Memory.trains_through_time``); the
 # others act on the current window only.
 TIME_KINDS = tuple(k for k in MEMORY_KINDS if memory_class(k).trains_through_time)
-_SUITE_KEYS = {"name", "description", "seeds", "eval_episodes", "eval_points", "budget_scale", "groups"}
+_SUITE_KEYS = {
+    "name",
+    "description",
+    "seeds",
+    "eval_episodes",
+    "eval_points",
+    "budget_scale",
+    "stop",
+    "groups",
+}
 _GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
 _ENV_KEYS = {
     "id",
@@ -57,6 +70,7 @@ _ENV_KEYS = {
     "steps",
     "hyperparams",
     "memory",
+    "stop",
 }
 
 
@@ -71,6 +85,7 @@ class Suite:
     eval_episodes: int = 20
     eval_points: int = 10
     budget_scale: float = 1.0
+    stop: StopRule | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -103,6 +118,8 @@ def load_suite(name: str) -> Suite:
             if "budget_scale" in env:
                 where = f"suite {name} group {i} env {env.get('id')}: budget_scale"
                 check_float(where, env["budget_scale"], minimum=0.0, strict_minimum=True)
+            if "stop" in env:
+                StopRule.from_any(env["stop"])
             if "eval_episodes" in env:
                 check_int(
                     f"suite {name} group {i} env {env.get('id')}: eval_episodes",
@@ -119,6 +136,7 @@ def load_suite(name: str) -> Suite:
         budget_scale=check_float(
             "budget_scale", raw.get("budget_scale", 1.0), minimum=0.0, strict_minimum=True
         ),
+        stop=StopRule.from_any(raw.get("stop")),
         raw=raw,
     )
 
@@ -150,8 +168,10 @@ def expand(
     bptt: list[int] | None = None,
     seeds: int | None = None,
     steps: int | None = None,
+    device: str = "cpu",
 ) -> list[RunSpec]:
-    """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's).
+    """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
+    on ``device``.
 
     Listed seed by seed (every cell's seed 0, then every cell's seed 1, ...), which
     is the order a sweep runs them in: an interrupted sweep holds some seeds of
@@ -180,6 +200,7 @@ def expand(
             # Binary-outcome tasks need many episodes: with 20, the share of one cue
             # among them moves a constant-answer policy 0.1 off its expected return.
             eval_episodes = int(env.get("eval_episodes", suite.eval_episodes))
+            stop = StopRule.from_any(env["stop"]) if "stop" in env else suite.stop
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
@@ -204,6 +225,8 @@ def expand(
                                 eval_points=suite.eval_points,
                                 horizon=int(env.get("horizon", card.memory_horizon)),
                                 version=pomdp_bench.__version__,
+                                stop=None if stop is None else stop.to_dict(),
+                                device=device,
                             )
                         )
     return [spec for seed in sorted(cells) for spec in cells[seed]]

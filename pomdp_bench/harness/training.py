@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from pomdp_bench.agents.seeding import check_seed
+from pomdp_bench.cards import get_card
 from pomdp_bench.harness.spec import RunResult, RunSpec
+from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 
 # Called with (spec key, timesteps done, total) as training advances.
 ProgressFn = Callable[[str, int, int], None]
@@ -42,7 +45,7 @@ def agent_settings(spec: RunSpec) -> Any:
 
 
 def build_agent(spec: RunSpec) -> Any:
-    """The agent of ``spec``, constructed but not trained, on the CPU."""
+    """The agent of ``spec``, constructed but not trained, on ``spec.device``."""
     settings = agent_settings(spec)
     if spec.agent == "ppo":
         from pomdp_bench.agents.ppo import PPO as agent_class
@@ -50,26 +53,56 @@ def build_agent(spec: RunSpec) -> Any:
         from pomdp_bench.agents.sac import SAC as agent_class
     else:
         from pomdp_bench.agents.sb3 import SB3RecurrentPPO as agent_class
-    return agent_class(spec.env_id, env_kwargs=spec.env_kwargs, settings=settings, device="cpu")
+    return agent_class(spec.env_id, env_kwargs=spec.env_kwargs, settings=settings, device=spec.device)
 
 
 def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
-    """Train and evaluate ``spec`` on one torch thread; failures come back as results."""
+    """Train and evaluate ``spec`` on one torch thread; failures come back as results.
+
+    Without a stop rule the run trains its whole budget and is evaluated at
+    ``eval_points`` evenly spaced points (``max(4, eval_episodes // 2)`` episodes each)
+    for its curve. With one (:mod:`~pomdp_bench.harness.stopping`) it is evaluated on
+    the rule's geometric schedule, each time on fresh episodes, and stops once solved
+    or plateaued. Either way the final evaluation takes ``eval_episodes`` episodes of
+    their own.
+    """
     torch.set_num_threads(1)
     start = time.perf_counter()
     eval_seconds = 0.0
     curve: list[tuple[int, float]] = []
     try:
         agent = build_agent(spec)
+        rule = StopRule.from_any(spec.stop)
+        monitor = None
+        if rule is not None:
+            card = get_card(spec.env_id)
+            monitor = StopMonitor(
+                rule,
+                solve_threshold(spec.env_id, spec.env_kwargs),
+                card.ceiling_for(spec.env_kwargs),
+                float(card.optimal_return),
+                spec.total_timesteps,
+            )
         every = max(1, spec.total_timesteps // max(spec.eval_points, 1))
         next_eval = every
         curve_episodes = max(4, spec.eval_episodes // 2)
+        t_train = time.perf_counter()
 
         def callback(model: Any) -> bool:
             nonlocal next_eval, eval_seconds
             done = int(model.num_timesteps)
             if progress is not None:
                 progress(spec.key(), done, spec.total_timesteps)
+            if monitor is not None:
+                if not monitor.due(done):
+                    return True
+                t0 = time.perf_counter()
+                seed = check_seed(spec.agent_seed(), len(monitor.evaluations))
+                score = float(np.mean(model.evaluate(monitor.rule.eval_episodes, seed=seed)))
+                eval_seconds += time.perf_counter() - t0
+                curve.append((done, score))
+                trained = time.perf_counter() - t_train - eval_seconds
+                return monitor.update(done, trained, score) is None
             if done >= next_eval and done < spec.total_timesteps:
                 t0 = time.perf_counter()
                 curve.append((done, float(np.mean(model.evaluate(curve_episodes)))))
@@ -77,12 +110,12 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
                 next_eval = (done // every + 1) * every
             return True
 
-        t_train = time.perf_counter()
         agent.learn(spec.total_timesteps, callback=callback)
         train_seconds = time.perf_counter() - t_train - eval_seconds
         returns = np.asarray(agent.evaluate(spec.eval_episodes), dtype=np.float64)
         final = float(returns.mean())
-        curve.append((int(agent.num_timesteps), final))
+        if not curve or curve[-1][0] != int(agent.num_timesteps):
+            curve.append((int(agent.num_timesteps), final))
         if not math.isfinite(final):
             raise FloatingPointError(f"final evaluation return is {final}")
         return RunResult(
@@ -96,6 +129,10 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             gradient_reach=reach.tolist()
             if (reach := getattr(agent, "gradient_reach", None)) is not None
             else None,
+            stop_reason="" if monitor is None else (monitor.reason or "cap"),
+            solved_steps=None if monitor is None else monitor.solved_steps,
+            solved_seconds=None if monitor is None else monitor.solved_seconds,
+            timesteps=int(agent.num_timesteps),
         )
     except Exception:  # a failed run is data, not a crash of the sweep
         return RunResult(

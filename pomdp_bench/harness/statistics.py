@@ -1,0 +1,188 @@
+"""The statistics behind the leaderboards, each a library call with its assumptions stated.
+
+- :func:`interval`: a 95% bootstrap interval of a mean (``scipy.stats.bootstrap``).
+- :func:`two_level_interval`: the verdict's interval, resampling seeds and, within
+  each, its evaluation episodes (``tests/test_verdict.py`` checks it on simulated
+  cells whose truth is known).
+- :func:`iqm_interval`: the interquartile mean with a seed-level interval (rliable's IQM).
+- :func:`censored_median`: the Kaplan-Meier median of a time to an event where some
+  runs never had it (``lifelines``), and its 95% interval; :func:`solve_statistics`
+  applies it to steps- and seconds-to-solve (``tests/test_statistics.py`` checks its
+  coverage on simulated censored times).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def interval(returns: np.ndarray, method: str = "percentile") -> tuple[float, float]:
+    """95% bootstrap interval of the mean of ``returns [n]`` (``scipy.stats.bootstrap``).
+
+    ``method`` is scipy's: ``"percentile"`` (the leaderboards' choice, over seeds) or
+    ``"BCa"`` (for many pooled episodes). One value, or all equal, gives a zero-width
+    interval at that value; none gives NaN.
+    """
+    if len(returns) == 0:
+        return math.nan, math.nan
+    if len(returns) == 1 or np.all(returns == returns[0]):
+        return float(returns.mean()), float(returns.mean())
+    ci = stats.bootstrap(
+        (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method=method, random_state=0
+    ).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def two_level_interval(
+    episode_returns: list[np.ndarray], n_resamples: int = 9999, random_state: int = 0
+) -> tuple[float, float]:
+    """95% two-level percentile bootstrap interval of the mean return over seeds.
+
+    ``episode_returns[s]`` is ``[m_s]``: seed ``s``'s final evaluation returns; the
+    statistic is the mean over seeds of each seed's mean. Resample ``r`` draws ``S``
+    seeds with replacement (``scipy.stats.bootstrap`` over the seed indices) and, for
+    each drawn slot independently, that seed's ``m_s`` episodes with replacement.
+
+    The inner draw is the bootstrap's own resampling written as counts: how often
+    each distinct return value is drawn among ``m_s`` draws with replacement is
+    multinomial with the observed frequencies (``numpy.random.Generator.multinomial``),
+    so a resampled mean is ``counts @ values / m_s``. That is the same distribution
+    as resampling the episodes one by one, at a cost that grows with the number of
+    distinct values (2 on TMaze and CueRecall) rather than with ``m_s``.
+
+    One seed, or all episodes of all seeds equal, gives a zero-width interval at the
+    mean; no seed gives NaN.
+    """
+    seeds = len(episode_returns)
+    if seeds == 0:
+        return math.nan, math.nan
+    arrays = [np.asarray(r, dtype=np.float64) for r in episode_returns]
+    seed_means = np.array([a.mean() for a in arrays])
+    point = float(seed_means.mean())
+    if all(np.all(a == arrays[0][0]) for a in arrays):
+        return point, point
+    rng = np.random.default_rng(random_state)
+    # inner[s, j, r]: seed s's episodes resampled, for slot j of outer resample r.
+    inner = np.empty((seeds, seeds, n_resamples))
+    for s, returns in enumerate(arrays):
+        values, counts = np.unique(returns, return_counts=True)
+        drawn = rng.multinomial(len(returns), counts / len(returns), size=(seeds, n_resamples))  # [S, R, d]
+        inner[s] = drawn @ values / len(returns)
+    if seeds == 1:
+        low, high = np.percentile(inner[0, 0], [2.5, 97.5])
+        return float(low), float(high)
+    slots = np.arange(seeds)
+
+    def grand_mean(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        idx = idx.astype(int)
+        if idx.ndim == 1:  # the observed sample
+            return seed_means[idx].mean()
+        if idx.shape != (n_resamples, seeds):
+            raise RuntimeError(f"unexpected resample layout {idx.shape} from scipy.stats.bootstrap")
+        return inner[idx, slots, np.arange(n_resamples)[:, None]].mean(axis=-1)  # [R]
+
+    ci = stats.bootstrap(
+        (np.arange(seeds, dtype=np.float64),),
+        grand_mean,
+        n_resamples=n_resamples,
+        method="percentile",
+        vectorized=True,
+        batch=None,
+        random_state=random_state,
+    ).confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Interquartile mean of ``values [n_seeds]`` and its 95% percentile bootstrap interval.
+
+    ``scipy.stats.bootstrap`` with ``scipy.stats.trim_mean(., 0.25)`` as the statistic
+    (rliable's IQM), 9999 resamples, fixed ``random_state`` so reports are reproducible.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    iqm = float(stats.trim_mean(values, 0.25))
+    if len(values) == 1 or np.all(values == values[0]):
+        return iqm, iqm, iqm
+    ci = stats.bootstrap(
+        (values,),
+        lambda x, axis: stats.trim_mean(x, 0.25, axis=axis),
+        confidence_level=0.95,
+        n_resamples=9999,
+        method="percentile",
+        random_state=0,
+    ).confidence_interval
+    return iqm, float(ci.low), float(ci.high)
+
+
+def censored_median(durations: np.ndarray, observed: np.ndarray) -> tuple[float, float, float]:
+    """Kaplan-Meier median of a time to an event, with its 95% interval.
+
+    Args:
+        durations: ``[n]`` the time of the event, or, where it was not observed, the
+            time the run was followed to (right-censored).
+        observed: ``[n]`` bool, the event happened.
+
+    Returns:
+        ``(median, low, high)`` from ``lifelines.KaplanMeierFitter``: the median is the
+        first time the survival curve falls to one half or below; the interval reads the
+        same off the 95% exponential-Greenwood band (``lifelines.utils.
+        median_survival_times``; Brookmeyer-Crowley style). A median or upper end the
+        curve or band never reaches (fewer than half of the runs had the event) is NaN,
+        meaning "later than the data reach"; no runs gives NaN throughout.
+    """
+    from lifelines import KaplanMeierFitter
+    from lifelines.utils import median_survival_times
+
+    durations = np.asarray(durations, dtype=np.float64)
+    observed = np.asarray(observed, dtype=bool)
+    if len(durations) == 0:
+        return math.nan, math.nan, math.nan
+    fitter = KaplanMeierFitter(alpha=0.05).fit(durations, event_observed=observed)
+    band = median_survival_times(fitter.confidence_interval_)
+    values = (float(fitter.median_survival_time_), float(band.iloc[0, 0]), float(band.iloc[0, 1]))
+    return tuple(v if math.isfinite(v) else math.nan for v in values)  # type: ignore[return-value]
+
+
+def solve_statistics(runs: pd.DataFrame) -> dict[str, Any]:
+    """Steps- and seconds-to-solve of a cell's finished runs (columns of the runs table).
+
+    Only runs made under a stop rule count (``stop_reason`` set); a run that did not
+    solve is censored at the steps it trained (``timesteps``) and the seconds that took.
+    Without such runs every statistic is empty.
+    """
+    ruled = runs[runs["stop_reason"].fillna("") != ""]
+    if ruled.empty:
+        return dict(
+            stop_reasons="",
+            solved_fraction=math.nan,
+            steps_to_solve=math.nan,
+            steps_to_solve_ci_low=math.nan,
+            steps_to_solve_ci_high=math.nan,
+            seconds_to_solve=math.nan,
+        )
+    solved = ruled["steps_to_solve"].notna().to_numpy()
+    trained = ruled["timesteps"].astype("float64").to_numpy()
+    steps = np.where(solved, ruled["steps_to_solve"].astype("float64").fillna(0).to_numpy(), trained)
+    train_seconds = trained / ruled["steps_per_second"].astype("float64").to_numpy()
+    seconds = np.where(
+        solved, ruled["seconds_to_solve"].astype("float64").fillna(0).to_numpy(), train_seconds
+    )
+    median, low, high = censored_median(steps, solved)
+    counts = ruled["stop_reason"].value_counts()
+    return dict(
+        stop_reasons=";".join(
+            f"{reason} {counts[reason]}" for reason in ("solved", "plateaued", "cap") if reason in counts
+        ),
+        solved_fraction=float(solved.mean()),
+        steps_to_solve=median,
+        steps_to_solve_ci_low=low,
+        steps_to_solve_ci_high=high,
+        seconds_to_solve=censored_median(seconds, solved)[0],
+    )

@@ -1,0 +1,170 @@
+"""When a run stops before its budget, and when it first solved its task.
+
+A suite entry's budget is a cap. With a :class:`StopRule` in its spec, a run is
+evaluated on a geometric schedule and stops early:
+
+- **solved**: its evaluation reaches the *solve threshold* on ``solve_checks``
+  consecutive evaluations. The threshold is the leaderboard's ``learned`` line,
+  halfway from the feedforward ceiling to the optimum (env card). The run's
+  *steps to solve* is the first evaluation of that streak.
+- **plateaued**: once it has used ``plateau_after`` of its cap, the mean evaluation of
+  the last quarter of its steps so far exceeds that of the quarter before by less than
+  ``plateau_fraction`` of the ceiling-optimum gap, at ``plateau_checks`` consecutive
+  evaluations: the curve has stopped rising. (Means of windows, not the best
+  evaluation so far, whose noise grows with the number of evaluations; on the
+  geometric schedule each quarter holds about three.)
+- otherwise it runs to its **cap**.
+
+Precision. Evaluation ``k + 1`` comes at ``growth`` times the steps of evaluation
+``k`` (at least one update later), so a first crossing between two evaluations is
+known to within ``growth - 1`` (10% by default) of its steps, or one update where
+that is more (early in a run). It reads early (by one evaluation) only when the
+evaluation just before the crossing passed by chance. Each evaluation uses fresh episodes (its own reset
+seeds), so the ``solve_checks`` evaluations of a streak are independent draws.
+
+False solves. A memoryless policy on T-Maze (ceiling 0.5, threshold 0.75) passes one
+32-episode evaluation with probability ``P(Bin(32, 0.5) >= 24) = 0.0035``, two in a
+row with about 1e-5 (the evaluations are independent), so even the ~70 checks of a
+1M-step run leave it below 0.1%; ``tests/test_stopping.py`` measures this on
+simulated runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from pomdp_bench.cards import get_card
+from pomdp_bench.validation import check_float, check_int
+
+STOP_REASONS = ("solved", "plateaued", "cap")
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """How a run is evaluated during training and when it stops early.
+
+    Attributes:
+        solve_checks: consecutive evaluations at or above the threshold that stop a
+            run as solved (K).
+        plateau_fraction: a run has plateaued when its mean evaluation over the last
+            quarter of its steps so far exceeds that over the quarter before by less
+            than this fraction of the ceiling-optimum gap...
+        plateau_checks: ...at this many consecutive evaluations.
+        plateau_after: the share of the cap a run must use before a plateau may stop it.
+        growth: each evaluation comes at this many times the previous one's steps (the
+            precision of steps-to-solve, see the module docstring).
+        first_eval: env steps of the first evaluation.
+        eval_episodes: episodes per evaluation.
+    """
+
+    solve_checks: int = 2
+    plateau_fraction: float = 0.05
+    plateau_checks: int = 2
+    plateau_after: float = 0.5
+    growth: float = 1.1
+    first_eval: int = 1_000
+    eval_episodes: int = 32
+
+    def __post_init__(self) -> None:
+        check_int("stop.solve_checks", self.solve_checks, minimum=1)
+        check_float("stop.plateau_fraction", self.plateau_fraction, minimum=0.0)
+        check_int("stop.plateau_checks", self.plateau_checks, minimum=1)
+        check_float("stop.plateau_after", self.plateau_after, minimum=0.0, maximum=1.0)
+        check_float("stop.growth", self.growth, minimum=1.0, strict_minimum=True)
+        check_int("stop.first_eval", self.first_eval, minimum=1)
+        check_int("stop.eval_episodes", self.eval_episodes, minimum=1)
+
+    @classmethod
+    def from_any(cls, value: StopRule | dict[str, Any] | bool | None) -> StopRule | None:
+        """``None``/``False``: no rule; ``True``: the defaults; a dict: those fields."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, StopRule):
+            return value
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - set(cls.__dataclass_fields__))
+            if unknown:
+                raise ValueError(
+                    f"unknown stop setting(s) {unknown}; valid: {list(cls.__dataclass_fields__)}"
+                )
+            return cls(**value)
+        raise TypeError(f"stop must be true, false or a dict of StopRule fields, got {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def next_eval(self, steps: int) -> int:
+        """The step count of the evaluation after one at ``steps``."""
+        return max(steps + 1, math.ceil(steps * self.growth))
+
+
+def solve_threshold(env_id: str, env_kwargs: dict[str, Any]) -> float:
+    """Halfway from the feedforward ceiling to the optimum, from the env's card (the
+    leaderboard's ``learned`` line)."""
+    card = get_card(env_id)
+    return (card.ceiling_for(env_kwargs) + float(card.optimal_return)) / 2
+
+
+class StopMonitor:
+    """Follows one run's evaluations and says when it should stop.
+
+    Args:
+        rule: the stop rule.
+        threshold: the solve threshold (:func:`solve_threshold`).
+        ceiling: the feedforward ceiling; ``optimum``: the optimal return (their gap
+            scales the plateau test).
+        cap: the run's budget in env steps.
+
+    After each :meth:`update`, ``reason`` is ``None`` (go on) or ``"solved"`` /
+    ``"plateaued"``; ``solved_steps`` and ``solved_seconds`` hold the first evaluation of
+    the solving streak.
+    """
+
+    def __init__(self, rule: StopRule, threshold: float, ceiling: float, optimum: float, cap: int) -> None:
+        self.rule, self.threshold, self.cap = rule, threshold, cap
+        self.gap = optimum - ceiling
+        self.evaluations: list[tuple[int, float]] = []  # (steps, score)
+        self.reason: str | None = None
+        self.solved_steps: int | None = None
+        self.solved_seconds: float | None = None
+        self._streak: list[tuple[int, float]] = []  # (steps, seconds) of the current streak
+        self._flat_streak = 0  # consecutive evaluations that found the curve flat
+        self.next_eval = rule.first_eval
+
+    def due(self, steps: int) -> bool:
+        """Whether an evaluation is due at ``steps``."""
+        return self.reason is None and steps >= self.next_eval
+
+    def update(self, steps: int, seconds: float, score: float) -> str | None:
+        """Record the evaluation ``score`` at ``steps`` env steps and ``seconds`` of
+        training; returns the stop reason, if any."""
+        self.evaluations.append((steps, score))
+        self.next_eval = self.rule.next_eval(steps)
+        if score >= self.threshold:
+            self._streak.append((steps, seconds))
+            if len(self._streak) >= self.rule.solve_checks:
+                self.solved_steps, self.solved_seconds = self._streak[0]
+                self.reason = "solved"
+                return self.reason
+        else:
+            self._streak = []
+        flat = steps >= self.rule.plateau_after * self.cap and self._flat(steps)
+        self._flat_streak = self._flat_streak + 1 if flat else 0
+        if self._flat_streak >= self.rule.plateau_checks:
+            self.reason = "plateaued"
+        return self.reason
+
+    def _flat(self, steps: int) -> bool:
+        """The mean of the last quarter's evaluations exceeds the previous quarter's by
+        less than ``plateau_fraction`` of the gap."""
+        recent = [s for t, s in self.evaluations if t > 0.75 * steps]
+        before = [s for t, s in self.evaluations if 0.5 * steps < t <= 0.75 * steps]
+        if not recent or not before:
+            return False
+        return float(np.mean(recent) - np.mean(before)) < self.rule.plateau_fraction * self.gap

@@ -1,0 +1,239 @@
+"""Settings tuned for a task with Optuna: ``python -m pomdp_bench.tune``.
+
+Each trial samples an agent's settings (rl-zoo3-style search spaces, below), trains
+``seeds`` runs with the early-stopping rule (:mod:`~pomdp_bench.harness.stopping`)
+under a cap, and scores the trial by its *steps to solve*: the mean over seeds of
+the steps at which each run solved, a run that did not solve counting as its cap
+times ``penalty`` (censored: it would have needed more). Optuna minimises that.
+
+Seeds run one after another within a trial, so Optuna's median pruner can stop a
+trial whose first seeds already score worse than the median of earlier trials; trials
+run side by side, one worker process each (``--workers``). Runs train in worker
+processes on one torch thread, as in a sweep.
+
+The best settings are printed, and written to ``<out>/<study>.yaml``, as an entry for
+``agents/<agent>.yaml`` with a comment giving the command, the number of trials and
+the measured steps to solve. Needs the ``[tune]`` extra (``optuna``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing as mp
+import shlex
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pomdp_bench.cards import get_card, load_cards
+from pomdp_bench.harness.backends import init_worker
+from pomdp_bench.harness.spec import RunResult, RunSpec
+from pomdp_bench.harness.stopping import StopRule
+from pomdp_bench.memory import MEMORY_KINDS
+
+# Sampled per trial: (name, choices) for categorical settings; the rest are drawn in
+# sample_settings. Invalid combinations (minibatches that do not divide a rollout)
+# are refused by the settings and the trial is pruned.
+PPO_CHOICES: dict[str, list[Any]] = {
+    "n_envs": [8, 16, 32, 64],
+    "n_steps": [16, 32, 64, 128, 256],
+    "num_minibatches": [1, 2, 4, 8],
+    "n_epochs": [2, 4, 8, 10],
+    "gamma": [0.9, 0.95, 0.98, 0.99, 0.995, 0.999],
+    "gae_lambda": [0.8, 0.9, 0.95, 0.98, 1.0],
+    "clip_range": [0.1, 0.2, 0.3],
+}
+SAC_CHOICES: dict[str, list[Any]] = {
+    "n_envs": [1, 4, 8],
+    "batch_size": [16, 32, 64, 128],
+    "gradient_steps": [1, 2, 4],
+    "gamma": [0.9, 0.95, 0.98, 0.99, 0.995],
+    "tau": [0.005, 0.01, 0.02, 0.05],
+}
+HIDDEN_SIZES = [32, 64, 128]
+NET_ARCHS = {"small": [32], "medium": [64], "large": [64, 64]}
+
+
+def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any], int]:
+    """One trial's hyperparameters and the memory's hidden size.
+
+    PPO: the categorical choices above, a log-uniform learning rate in [1e-4, 1e-2]
+    (constant or decaying linearly to 0), a log-uniform entropy bonus in [1e-4, 0.05]
+    and the head widths. SAC: its choices above, a log-uniform learning rate in
+    [1e-4, 3e-3], a sequence length and burn-in around the horizon.
+    """
+    hp: dict[str, Any] = {}
+    for name, choices in (PPO_CHOICES if agent == "ppo" else SAC_CHOICES).items():
+        hp[name] = trial.suggest_categorical(name, choices)
+    hp["net_arch"] = NET_ARCHS[trial.suggest_categorical("net_arch", list(NET_ARCHS))]
+    if agent == "ppo":
+        rate = trial.suggest_float("learning_rate", 1e-4, 1e-2, log=True)
+        hp["learning_rate"] = (
+            f"lin_{rate:.3g}" if trial.suggest_categorical("lr_decay", [True, False]) else rate
+        )
+        hp["ent_coef"] = trial.suggest_float("ent_coef", 1e-4, 0.05, log=True)
+    else:
+        hp["learning_rate"] = trial.suggest_float("learning_rate", 1e-4, 3e-3, log=True)
+        hp["sequence_length"] = trial.suggest_categorical("sequence_length", [8, 16, 32, 64])
+        hp["burn_in"] = trial.suggest_categorical("burn_in", [0, horizon])
+        hp["learning_starts"] = max(1000, (hp["burn_in"] + hp["sequence_length"] + 2) * hp["n_envs"])
+    return hp, int(trial.suggest_categorical("hidden_size", HIDDEN_SIZES))
+
+
+def run_value(result: RunResult, cap: int, penalty: float) -> float:
+    """A run's steps to solve; a run that did not solve counts as ``cap * penalty``, and
+    a failed run as infinitely slow."""
+    if result.status != "ok":
+        return math.inf
+    return float(result.solved_steps) if result.solved_steps is not None else cap * penalty
+
+
+def _execute(spec_data: dict[str, Any]) -> dict[str, Any]:
+    from pomdp_bench.harness.training import execute
+
+    return execute(RunSpec.from_dict(spec_data)).to_dict()
+
+
+class Objective:
+    """Optuna's objective: the mean over seeds of :func:`run_value` (see the module docstring)."""
+
+    def __init__(self, args: argparse.Namespace, pool: ProcessPoolExecutor) -> None:
+        self.args, self.pool = args, pool
+        self.horizon = int(args.horizon or get_card(args.env).memory_horizon)
+
+    def __call__(self, trial: Any) -> float:
+        import optuna
+
+        from pomdp_bench.agents.settings import PPOSettings, SACSettings
+
+        args = self.args
+        hp, hidden = sample_settings(trial, args.agent, self.horizon)
+        memory = (
+            {"kind": args.memory} if args.memory == "none" else {"kind": args.memory, "hidden_size": hidden}
+        )
+        settings_class = PPOSettings if args.agent == "ppo" else SACSettings
+        try:
+            settings_class.make(memory=memory, **hp).resolve(hp["n_envs"])
+        except (TypeError, ValueError) as err:
+            trial.set_user_attr("invalid", str(err))
+            raise optuna.TrialPruned(f"invalid settings: {err}") from err
+        values: list[float] = []
+        for seed in range(args.seeds):
+            spec = RunSpec(
+                env_id=args.env,
+                env_kwargs=args.env_kwargs,
+                agent=args.agent,
+                memory=memory,
+                bptt_length=None,
+                seed=seed,
+                total_timesteps=args.steps,
+                hyperparams=hp,
+                eval_episodes=args.eval_episodes,
+                horizon=self.horizon,
+                stop=StopRule().to_dict(),
+            )
+            result = RunResult(**self.pool.submit(_execute, spec.to_dict()).result())
+            values.append(run_value(result, args.steps, args.penalty))
+            trial.set_user_attr(f"seed_{seed}", result.stop_reason or result.status)
+            trial.report(sum(values) / len(values), seed)
+            if trial.should_prune():
+                raise optuna.TrialPruned(f"after {seed + 1} seed(s): {values}")
+        return sum(values) / len(values)
+
+
+def _kwargs(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"--env-kwargs takes key=value pairs, got {pair!r}")
+        key, value = pair.split("=", 1)
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pomdp_bench.tune",
+        description="Tune an agent's settings for one task with Optuna: fewest steps to solve.",
+    )
+    parser.add_argument("--env", required=True, help="env id, e.g. TMaze-v1")
+    parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env kwargs")
+    parser.add_argument("--agent", choices=("ppo", "sac"), default="ppo")
+    parser.add_argument("--memory", choices=MEMORY_KINDS, default="gru")
+    parser.add_argument("--trials", type=int, default=50, help="Optuna trials (default 50)")
+    parser.add_argument("--seeds", type=int, default=3, help="runs per trial (default 3)")
+    parser.add_argument("--steps", type=int, default=200_000, help="cap of each run, env steps")
+    parser.add_argument(
+        "--penalty", type=float, default=2.0, help="an unsolved run counts as cap x this (default 2)"
+    )
+    parser.add_argument("--horizon", type=int, help="memory horizon (default: the env card's)")
+    parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per run")
+    parser.add_argument("--workers", type=int, default=1, help="trials side by side, a process each")
+    parser.add_argument("--out", default="results/tune", help="folder of the Optuna storage and the result")
+    parser.add_argument("--study", help="study name (default: <agent>_<memory>_<env>_<kwargs>)")
+    parser.add_argument("--storage", help="Optuna storage URL (default: sqlite:///<out>/optuna.sqlite)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        import optuna
+    except ImportError:
+        parser.error("tuning needs optuna: pip install 'pomdp-bench[tune]'")
+    if args.env not in load_cards():
+        parser.error(f"unknown env id {args.env!r}; known: {sorted(load_cards())}")
+    for name in ("trials", "seeds", "steps", "workers"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    try:
+        args.env_kwargs = _kwargs(args.env_kwargs)
+    except ValueError as err:
+        parser.error(str(err))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    kwargs_text = "_".join(f"{k}{v}" for k, v in sorted(args.env_kwargs.items()))
+    study_name = args.study or "_".join(filter(None, [args.agent, args.memory, args.env, kwargs_text]))
+    storage = args.storage or f"sqlite:///{out / 'optuna.sqlite'}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name=study_name,
+        storage=storage,
+        load_if_exists=True,  # a rerun resumes the study
+        direction="minimize",
+        sampler=optuna.samplers.TPESampler(seed=0),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0),
+    )
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=init_worker) as pool:
+        study.optimize(
+            Objective(args, pool), n_trials=args.trials, n_jobs=args.workers, show_progress_bar=True
+        )
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    if not done:
+        print(f"study {study_name}: no trial completed (all pruned or failed)", file=sys.stderr)
+        return 1
+    best = study.best_trial
+    hp, hidden = sample_settings(
+        optuna.trial.FixedTrial(best.params), args.agent, Objective(args, None).horizon
+    )
+    command = "python -m pomdp_bench.tune " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    solved = best.value < args.steps
+    comment = [
+        f"# Tuned: {command}",
+        f"# {len(study.trials)} trials ({len(done)} completed), {args.seeds} seeds each, cap {args.steps} steps;",
+        f"# best: mean steps to solve {best.value:.0f}"
+        + ("" if solved else f" (some seeds did not solve: they count as cap x {args.penalty})")
+        + f", memory hidden_size {hidden}.",
+    ]
+    entry = yaml.safe_dump({args.env: hp}, sort_keys=False, default_flow_style=None)
+    text = "\n".join(comment) + "\n" + entry
+    (out / f"{study_name}.yaml").write_text(text)
+    print(text)
+    print(f"written to {out / f'{study_name}.yaml'}; paste it into agents/{args.agent}.yaml", file=sys.stderr)
+    return 0

@@ -1,0 +1,53 @@
+"""``python -m pomdp_bench.tune`` (harness/tuning.py): a small study runs end to end and
+writes an ``agents/*.yaml`` entry that the settings accept; the objective censors
+unsolved runs."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import optuna
+import pytest
+import yaml
+
+from pomdp_bench.agents.settings import PPOSettings, SACSettings
+from pomdp_bench.harness.spec import RunResult
+from pomdp_bench.harness.tuning import run_value, sample_settings
+
+
+def test_an_unsolved_run_counts_as_its_cap_times_the_penalty() -> None:
+    assert run_value(RunResult(status="ok", solved_steps=1234), cap=10_000, penalty=2.0) == 1234.0
+    assert run_value(RunResult(status="ok", solved_steps=None), cap=10_000, penalty=2.0) == 20_000.0
+    assert math.isinf(run_value(RunResult(status="failed"), cap=10_000, penalty=2.0))
+
+
+@pytest.mark.parametrize(("agent", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings)])
+def test_every_sampled_setting_is_a_field_of_the_agents_settings(agent, settings_class) -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for _ in range(20):
+        hp, hidden = sample_settings(study.ask(), agent, horizon=10)
+        assert hidden in (32, 64, 128)
+        settings = settings_class.make(**hp)  # the names and values are valid
+        if agent == "ppo":  # 8 | n_envs: every sampled minibatch count divides the rollout
+            settings.resolve(hp["n_envs"])
+
+
+def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:
+    args = ["--env", "CueRecall-v0", "--env-kwargs", "delay=1", "--memory", "gru", "--trials", "2"]
+    args += ["--seeds", "1", "--steps", "3000", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pomdp_bench.tune", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (written,) = tmp_path.glob("*.yaml")
+    text = written.read_text()
+    assert text.startswith("# Tuned: python -m pomdp_bench.tune --env CueRecall-v0")
+    entry = yaml.safe_load(text)["CueRecall-v0"]
+    PPOSettings.make(**entry).resolve(entry["n_envs"])
+    assert (tmp_path / "optuna.sqlite").is_file()
