@@ -10,6 +10,7 @@ command: it picks up where it stopped.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -168,22 +169,34 @@ def _print_list() -> None:
     print("memory kinds: " + ", ".join(MEMORY_KINDS))
 
 
-def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tuple[str, ...], float], float]:
-    """Training rates (env steps/s) and the total single-worker seconds of ``specs``.
+def estimate_seconds(
+    specs: list[RunSpec], store: ResultStore
+) -> tuple[dict[tuple[str, ...], float], float, dict[tuple[str, ...], float]]:
+    """Training rates (env steps/s), the total single-worker seconds of ``specs``, and
+    the share of its cap a run with a stop rule is expected to train.
 
     A rate is the median measured in the store for the same agent, env and memory kind
     (the env's hyperparameters set most of the cost), else a default measured here
-    (``_DEFAULT_RATES``). Rerun ``--dry-run`` after a few runs have finished
-    (or after a short ``--seeds 1 --steps N`` pilot into the same ``--out``) for a
-    measured estimate.
+    (``_DEFAULT_RATES``). A run with a stop rule is expected to train the mean share of
+    its cap that stored runs with a stop rule of the same agent, env, kind and env
+    kwargs trained (early stops), else its whole cap. Rerun ``--dry-run`` after a few
+    runs have finished (or after a short ``--seeds 1`` pilot into the same ``--out``)
+    for a measured estimate.
     """
     by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    shares: dict[tuple[str, ...], list[float]] = defaultdict(list)
     for row in store.rows():
         if row["status"] == "ok":
             spec, result = row["spec"], row["result"]
-            per_step = result["wall_seconds"] / max(spec["total_timesteps"], 1)
-            by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(per_step)
+            trained = result.get("timesteps") or spec["total_timesteps"]
+            by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(
+                result["wall_seconds"] / max(trained, 1)
+            )
+            if result.get("stop_reason"):
+                cell = (spec["agent"], spec["env_id"], spec["memory"]["kind"], _json(spec["env_kwargs"]))
+                shares[cell].append(trained / spec["total_timesteps"])
     rates: dict[tuple[str, ...], float] = {}
+    expected: dict[tuple[str, ...], float] = {}
     total = 0.0
     for spec in specs:
         key = (spec.agent, spec.env_id, spec.memory_kind)
@@ -193,8 +206,18 @@ def estimate_seconds(specs: list[RunSpec], store: ResultStore) -> tuple[dict[tup
         else:
             table = _DEFAULT_RATES.get((spec.agent, spec.env_id), {})
             rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
-        total += spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
-    return rates, total
+        share = 1.0
+        if spec.stop is not None:
+            cell = (*key, _json(spec.env_kwargs))
+            if shares.get(cell):
+                share = sum(shares[cell]) / len(shares[cell])
+            expected[cell] = share
+        total += share * spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
+    return rates, total, expected
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
 
     if args.dry_run:
-        rates, seconds = estimate_seconds(todo, store)
+        rates, seconds, expected = estimate_seconds(todo, store)
         for spec in todo:
             print(spec.label() + f"  ({spec.total_timesteps} steps)")
         print(
@@ -250,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
         for (agent, env_id, kind), rate in sorted(rates.items()):
             print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
+        if expected:
+            print("expected share of the cap trained, from stored runs with a stop rule (1.00: none stored):")
+            for (agent, env_id, kind, kwargs), share in sorted(expected.items()):
+                print(f"  {agent:8s} {env_id:20s} {kind:12s} {kwargs:28s} {share:5.2f}")
         return 0
 
     store.link(suite.name, specs)
