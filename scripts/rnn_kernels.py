@@ -4,7 +4,8 @@ For sequences of T = 32 steps, widths D = 2 (TMaze's observation) and H = 64, an
 batches of 16, 64 and 256 copies, times one forward and backward pass of
 ``nn.GRU`` and ``nn.LSTM`` (``torch.utils.benchmark``, one thread), and lists the
 ATen operators each runs (``torch.profiler``): how many calls, and the share of the
-time in the top one. Prints a Markdown table.
+time in the top one. Prints a Markdown table, then tries torch's oneDNN RNN layer
+(``torch.mkldnn_rnn_layer``, what ``nn.LSTM`` runs on a CPU) with the GRU mode.
 
     python scripts/rnn_kernels.py
 
@@ -51,6 +52,15 @@ def main() -> None:
             ms = timer.blocked_autorange(min_run_time=1.0).median * 1e3
             calls, top, share = _profile(rnn, x)
             print(f"| {batch} | {name} | {ms:.2f} | {calls} | `{top}` ({share:.0%}) |")
+    gru, x = nn.GRU(WIDTH, HIDDEN), torch.randn(STEPS, 16, WIDTH)
+    h0 = torch.zeros(16, HIDDEN)
+    weights = (gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0)
+    gru_mode = 3  # cuDNN's numbering, which ATen's RNN modes follow: RNN_RELU, RNN_TANH, LSTM, GRU
+    try:
+        torch.mkldnn_rnn_layer(x, *weights, h0, h0, False, [], gru_mode, HIDDEN, 1, True, False, False, True)
+        print("\ntorch.mkldnn_rnn_layer runs a GRU")
+    except RuntimeError as err:
+        print(f"\ntorch.mkldnn_rnn_layer with the GRU mode: {str(err).splitlines()[0]}")
 
 
 if __name__ == "__main__":
