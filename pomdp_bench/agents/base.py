@@ -3,10 +3,12 @@ seeding, the episode statistics, the NaN guard, ``predict``, ``evaluate``, ``sav
 and ``load``.
 
 An agent (:class:`~pomdp_bench.agents.ppo.PPO`, :class:`~pomdp_bench.agents.sac.SAC`)
-adds ``learn`` and fills five hooks:
+fills these hooks:
 
 - :meth:`Agent._setup_model`: the networks, optimisers and buffers, built once the
   shell has resolved the env and the settings (SB3's ``_setup_model``);
+- :meth:`Agent._start_episodes` and :meth:`Agent._iterate`: the training loop, which
+  :meth:`Agent.learn` drives (the progress bar, the callback);
 - :meth:`Agent._initial_actor_state` and :meth:`Agent._act`: the policy's memory and
   one step of it, which ``predict``, ``evaluate`` and training all use;
 - :meth:`Agent._state_dicts` and :meth:`Agent._load_state_dicts`: what ``save``
@@ -24,7 +26,7 @@ from __future__ import annotations
 import abc
 import collections
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -32,6 +34,7 @@ import numpy as np
 import torch
 from gymnasium.vector import VectorEnv
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_numpy
@@ -136,6 +139,56 @@ class Agent(abc.ABC, Generic[SettingsT]):
     @abc.abstractmethod
     def _setup_model(self) -> None:
         """Check the spaces; build the networks, optimisers, buffers and generators."""
+
+    # ------------------------------------------------------------------------
+    # Training
+    # ------------------------------------------------------------------------
+    def learn(
+        self: AgentT,
+        total_timesteps: int,
+        progress_bar: bool = False,
+        callback: Callable[[AgentT], bool | None] | None = None,
+    ) -> AgentT:
+        """Train for ``total_timesteps`` env steps (rounded up to whole iterations of the
+        agent's loop: PPO's rollouts, SAC's vector steps), continuing where the last
+        call stopped.
+
+        Args:
+            total_timesteps: env steps, over all copies.
+            progress_bar: show a tqdm bar.
+            callback: called with the agent after every iteration; returning ``False``
+                stops training.
+
+        ``self.history`` gains statistics as the agent's ``_iterate`` says;
+        ``self.episode_log`` a ``(timesteps, return, length)`` per finished episode.
+
+        Raises:
+            FloatingPointError: a NaN or inf in a loss, gradient or parameter, naming
+                the update.
+        """
+        total_timesteps = check_int("total_timesteps", total_timesteps, minimum=0)
+        if self._obs is None:
+            self._start_episodes()
+        bar = tqdm(total=total_timesteps, disable=not progress_bar, unit="step")
+        try:
+            for steps in self._iterate(total_timesteps):
+                bar.update(steps)
+                if self.history:
+                    bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}", refresh=False)
+                if callback is not None and callback(self) is False:
+                    break
+        finally:
+            bar.close()
+        return self
+
+    @abc.abstractmethod
+    def _start_episodes(self) -> None:
+        """Reset the training envs and the policy's memory for a first ``learn``."""
+
+    @abc.abstractmethod
+    def _iterate(self, total_timesteps: int) -> Iterator[int]:
+        """The agent's training loop over ``total_timesteps`` env steps; yields the env
+        steps each iteration took."""
 
     # ------------------------------------------------------------------------
     # Seeding, episode statistics, the NaN guard

@@ -1,8 +1,9 @@
 """Recurrent PPO (clip), for every memory kind, checked against sb3-contrib's RecurrentPPO.
 
-The algorithm reads top to bottom in :meth:`PPO.learn`: collect a rollout with
-the memory running (:meth:`PPO._collect_rollout`), compute GAE, then train on
-whole bptt pieces of it (:meth:`PPO._update`), the loss next to its data.
+The algorithm reads top to bottom in :meth:`PPO._iterate` (the loop ``learn``
+drives): collect a rollout with the memory running (:meth:`PPO._collect_rollout`),
+compute GAE, then train on whole bptt pieces of it (:meth:`PPO._update`), the loss
+next to its data.
 ``predict``, ``evaluate``, ``save`` and ``load`` come from the shared shell
 (:class:`~pomdp_bench.agents.base.Agent`); the settings are
 :class:`~pomdp_bench.agents.settings.PPOSettings`.
@@ -28,14 +29,13 @@ from __future__ import annotations
 import collections
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
-from tqdm.auto import tqdm
 
 from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
@@ -124,60 +124,33 @@ class PPO(Agent[PPOSettings]):
     # ------------------------------------------------------------------------
     # Training
     # ------------------------------------------------------------------------
-    def learn(
-        self,
-        total_timesteps: int,
-        progress_bar: bool = False,
-        callback: Callable[[PPO], bool | None] | None = None,
-    ) -> PPO:
-        """Train for ``total_timesteps`` env steps (rounded up to whole rollouts).
+    def _iterate(self, total_timesteps: int) -> Iterator[int]:
+        """The training loop (``learn`` in the shell drives it): whole rollouts, each
+        collected then trained on; yields the env steps of each.
 
-        Args:
-            total_timesteps: env steps, over all copies.
-            progress_bar: show a tqdm bar.
-            callback: called with the agent after every update; returning
-                ``False`` stops training.
-
-        After each update ``self.history`` gains a dict: ``timesteps``,
-        ``mean_return`` (mean undiscounted return of the last 100 finished
-        episodes, NaN before the first, like SB3's ``rollout/ep_rew_mean``),
-        ``episodes``, the losses, ``approx_kl``, ``clip_fraction``,
-        ``learning_rate``, ``clip_range`` and ``steps_per_second``.
-        ``self.episode_log`` holds ``(timesteps, return, length)`` per episode, and
-        ``self.gradient_reach [bptt_length]`` counts finished training episodes by how
-        many steps back the gradient from their last step reaches within the episode
-        (pieces are fixed windows of the rollout: a decision's gradient stops at its
-        piece's start).
-
-        Raises:
-            FloatingPointError: a NaN or inf in a loss, gradient or parameter,
-                naming the update.
+        After each update ``self.history`` gains a dict: ``timesteps``, ``mean_return``
+        (mean undiscounted return of the last 100 finished episodes, NaN before the
+        first, like SB3's ``rollout/ep_rew_mean``), ``episodes``, the losses,
+        ``approx_kl``, ``clip_fraction``, ``learning_rate``, ``clip_range`` and
+        ``steps_per_second``. ``self.gradient_reach [bptt_length]`` counts finished
+        training episodes by how many steps back the gradient from their last step
+        reaches within the episode (pieces are fixed windows of the rollout: a
+        decision's gradient stops at its piece's start).
         """
         start_timesteps = self.num_timesteps
-        if self._obs is None:
-            self._start_episodes()
         rollout_size = self.settings.rollout_size
-        n_rollouts = math.ceil(total_timesteps / rollout_size)
-        bar = tqdm(total=n_rollouts * rollout_size, disable=not progress_bar, unit="step")
         t0, steps0 = time.perf_counter(), self.num_timesteps
-        try:
-            for _ in range(n_rollouts):
-                self._collect_rollout()
-                # SB3's progress: the fraction of the budget left after this rollout.
-                progress_remaining = 1.0 - (self.num_timesteps - start_timesteps) / total_timesteps
-                stats = self._update(max(progress_remaining, 0.0))
-                stats["timesteps"] = self.num_timesteps
-                stats["episodes"] = len(self.episode_log)
-                stats["mean_return"] = self._mean_recent_return()
-                stats["steps_per_second"] = (self.num_timesteps - steps0) / (time.perf_counter() - t0)
-                self.history.append(stats)
-                bar.update(rollout_size)
-                bar.set_postfix(mean_return=f"{stats['mean_return']:.3g}")
-                if callback is not None and callback(self) is False:
-                    break
-        finally:
-            bar.close()
-        return self
+        for _ in range(math.ceil(total_timesteps / rollout_size)):
+            self._collect_rollout()
+            # SB3's progress: the fraction of the budget left after this rollout.
+            progress_remaining = 1.0 - (self.num_timesteps - start_timesteps) / total_timesteps
+            stats = self._update(max(progress_remaining, 0.0))
+            stats["timesteps"] = self.num_timesteps
+            stats["episodes"] = len(self.episode_log)
+            stats["mean_return"] = self._mean_recent_return()
+            stats["steps_per_second"] = (self.num_timesteps - steps0) / (time.perf_counter() - t0)
+            self.history.append(stats)
+            yield rollout_size
 
     def _start_episodes(self) -> None:
         obs = self._reset_training_envs()

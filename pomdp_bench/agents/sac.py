@@ -4,7 +4,7 @@
 Stable-Baselines3's ``SAC``). ``Discrete`` actions: SAC-Discrete (Christodoulou 2019),
 whose losses take the expectation over the actions exactly.
 
-The algorithm reads top to bottom in :meth:`SAC.learn` (act, store, update) and
+The algorithm reads top to bottom in :meth:`SAC._iterate` (act, store, update) and
 :meth:`SAC._gradient_step` (one update, each loss next to its data). ``predict``,
 ``evaluate``, ``save`` and ``load`` come from the shared shell
 (:class:`~pomdp_bench.agents.base.Agent`); the settings are
@@ -35,14 +35,13 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from torch import Tensor, nn
-from tqdm.auto import tqdm
 
 from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.networks import MemoryState
@@ -148,6 +147,7 @@ class SAC(Agent[SACSettings]):
             self._action_low = self.action_space.low.astype(np.float64)
             self._action_high = self.action_space.high.astype(np.float64)
         self._last_stats: dict[str, Tensor] = {}
+        self._log_interval = 1_000  # set by learn()
         self._obs: np.ndarray | None = None  # the next observation of every copy, [N, *obs_shape]
 
     # ------------------------------------------------------------------------
@@ -160,58 +160,41 @@ class SAC(Agent[SACSettings]):
         callback: Callable[[SAC], bool | None] | None = None,
         log_interval: int = 1_000,
     ) -> SAC:
-        """Train for ``total_timesteps`` env steps (rounded up to whole vector steps).
+        """The shell's :meth:`~pomdp_bench.agents.base.Agent.learn`, with
+        ``log_interval``: env steps between entries of ``self.history``."""
+        self._log_interval = check_int("log_interval", log_interval, minimum=1)
+        return super().learn(total_timesteps, progress_bar, callback)
 
-        Each vector step: act (uniformly at random before ``learning_starts``), store
-        the step, and every ``train_freq`` steps past ``learning_starts`` take
-        ``gradient_steps`` gradient steps on sampled sequences.
-
-        Args:
-            total_timesteps: env steps, over all copies.
-            progress_bar: show a tqdm bar.
-            callback: called with the agent after every vector step; returning ``False``
-                stops training.
-            log_interval: env steps between entries of ``self.history``.
+    def _iterate(self, total_timesteps: int) -> Iterator[int]:
+        """The training loop (``learn`` in the shell drives it): vector steps, each
+        acting (uniformly at random before ``learning_starts``) and storing the step,
+        and every ``train_freq`` steps past ``learning_starts`` ``gradient_steps``
+        gradient steps on sampled sequences; yields the env steps of each.
 
         Every ``log_interval`` env steps ``self.history`` gains a dict: ``timesteps``,
         ``mean_return`` (mean undiscounted return of the last 100 finished episodes,
         NaN before the first, like SB3's ``rollout/ep_rew_mean``), ``episodes``,
         ``n_updates``, the last gradient step's ``critic_loss``, ``actor_loss``,
         ``ent_coef`` and ``ent_coef_loss``, and ``steps_per_second`` (env steps per
-        wall-clock second in this call, updates included). ``self.episode_log`` holds
-        ``(timesteps, return, length)`` per episode.
-
-        Raises:
-            FloatingPointError: a NaN or inf in a loss or gradient, naming the update.
+        wall-clock second in this call, updates included).
         """
-        total_timesteps = check_int("total_timesteps", total_timesteps, minimum=0)
         torch.set_grad_enabled(True)
         s = self.settings
         start_timesteps = self.num_timesteps
-        if self._obs is None:
-            self._start_episodes()
         n_steps = math.ceil(total_timesteps / self.n_envs)
-        bar = tqdm(total=n_steps * self.n_envs, disable=not progress_bar, unit="step")
         t0 = time.perf_counter()
-        next_log = self.num_timesteps + log_interval
-        try:
-            for step in range(n_steps):
-                self._collect_step()
-                if (step + 1) % s.train_freq == 0 and self.num_timesteps > s.learning_starts:
-                    # SB3's progress: the fraction of this call's budget left.
-                    done_fraction = (self.num_timesteps - start_timesteps) / max(total_timesteps, 1)
-                    n_grad = s.gradient_steps if s.gradient_steps > 0 else s.train_freq * self.n_envs
-                    self._train(n_grad, progress_remaining=max(1.0 - done_fraction, 0.0))
-                bar.update(self.n_envs)
-                if self.num_timesteps >= next_log or step == n_steps - 1:
-                    next_log = self.num_timesteps + log_interval
-                    self._log(start_timesteps, t0)
-                    bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}")
-                if callback is not None and callback(self) is False:
-                    break
-        finally:
-            bar.close()
-        return self
+        next_log = self.num_timesteps + self._log_interval
+        for step in range(n_steps):
+            self._collect_step()
+            if (step + 1) % s.train_freq == 0 and self.num_timesteps > s.learning_starts:
+                # SB3's progress: the fraction of this call's budget left.
+                done_fraction = (self.num_timesteps - start_timesteps) / max(total_timesteps, 1)
+                n_grad = s.gradient_steps if s.gradient_steps > 0 else s.train_freq * self.n_envs
+                self._train(n_grad, progress_remaining=max(1.0 - done_fraction, 0.0))
+            if self.num_timesteps >= next_log or step == n_steps - 1:
+                next_log = self.num_timesteps + self._log_interval
+                self._log(start_timesteps, t0)
+            yield self.n_envs
 
     def _log(self, start_timesteps: int, t0: float) -> None:
         stats = {k: float(v) for k, v in self._last_stats.items()}
