@@ -34,7 +34,8 @@ def data_dir(name: str) -> Path:
 
 @dataclass(frozen=True)
 class EnvCard:
-    """The facts of one registered environment id (see ``envs/README.md``)."""
+    """The facts of one registered environment id (docs/DESIGN.md, "Environments"; the
+    shipped cards are ``envs/*.yaml``)."""
 
     id: str
     entry_point: str
@@ -54,6 +55,7 @@ class EnvCard:
     budget: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     ff_ceiling_formula: str = ""
+    memory_horizon_formula: str = ""  # the horizon from the kwargs, e.g. "delay + 1"
     superseded_by: str | None = None  # a newer version of this env that suites now use
 
     def budget_for(self, agent: str) -> int:
@@ -75,12 +77,23 @@ class EnvCard:
         """
         if not self.ff_ceiling_formula:
             return float(self.ff_ceiling)
+        return float(self._evaluate("ff_ceiling_formula", self.ff_ceiling_formula, env_kwargs))
+
+    def horizon_for(self, env_kwargs: dict[str, Any] | None = None) -> int:
+        """The memory horizon for these env kwargs: the card's ``memory_horizon_formula``
+        (e.g. ``delay + 1``), else its ``memory_horizon``."""
+        if not self.memory_horizon_formula:
+            return int(self.memory_horizon)
+        return int(self._evaluate("memory_horizon_formula", self.memory_horizon_formula, env_kwargs))
+
+    def _evaluate(self, name: str, formula: str, env_kwargs: dict[str, Any] | None) -> Any:
+        """Arithmetic on kwarg names (the card's kwargs, then ``env_kwargs``)."""
         names = {**self.kwargs, **(env_kwargs or {})}
-        code = compile(self.ff_ceiling_formula, f"<{self.id} ff_ceiling_formula>", "eval")
+        code = compile(formula, f"<{self.id} {name}>", "eval")
         unknown = set(code.co_names) - set(names)
         if unknown:
-            raise ValueError(f"card {self.id}: ff_ceiling_formula names unknown kwargs {sorted(unknown)}")
-        return float(eval(code, {"__builtins__": {}}, names))
+            raise ValueError(f"card {self.id}: {name} names unknown kwargs {sorted(unknown)}")
+        return eval(code, {"__builtins__": {}}, names)
 
     def __post_init__(self) -> None:
         if self.ff_ceiling_source not in ("analytic", "empirical"):

@@ -11,9 +11,9 @@
 # To start truly from scratch, delete leaderboards/store/ first.
 # To publish one suite measured afresh (a clean wall time), run it into an empty
 # store and copy it over that suite's runs in the committed one:
-#   python -m pomdp_bench.run --suite memory --out /tmp/fresh --no-report
+#   python -m pomdp_bench.run --suite memory --results /tmp/fresh --no-report
 #   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
-#   python -m pomdp_bench.report --results leaderboards/store --out leaderboards
+#   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
 # Cost on a 2-core machine, measured: the memory suite 58.6 min on 2 workers
 # (116 worker-minutes), the horizon suite 46.9 min (94 worker-minutes), the parity
@@ -31,6 +31,6 @@ for suite in "${SUITES[@]}"; do
     # parity compares speeds: one run at a time, so no two runs share the machine.
     workers=()
     if [ "$suite" = parity ]; then workers=(--workers 1); fi
-    "$PYTHON" -m pomdp_bench.run --suite "$suite" --out "$STORE" --no-report ${workers[@]+"${workers[@]}"}
+    "$PYTHON" -m pomdp_bench.run --suite "$suite" --results "$STORE" --no-report ${workers[@]+"${workers[@]}"}
 done
-"$PYTHON" -m pomdp_bench.report --results "$STORE" --out leaderboards
+"$PYTHON" -m pomdp_bench.report --results "$STORE" --leaderboards leaderboards --published

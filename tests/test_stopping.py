@@ -192,7 +192,7 @@ def test_the_dry_run_expects_the_share_of_the_cap_that_stored_runs_trained(tmp_p
             result.timesteps = trained
             store.write(spec, result)
         other = RunSpec(**base, env_kwargs={"corridor_length": 20}, seed=0, total_timesteps=100_000)
-        rates, seconds, expected = estimate_seconds([specs[2], other], store)
+        rates, seconds, expected = estimate_seconds([specs[2], other], store.rows())
     assert rates[("ppo", "TMaze-v1", "gru")] == pytest.approx(1000.0)
     assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 10}')] == pytest.approx(0.4)
     assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 20}')] == 1.0

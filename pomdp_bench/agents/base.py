@@ -51,6 +51,35 @@ AgentT = TypeVar("AgentT", bound="Agent")
 EVALUATION_STREAM = 10_001
 
 
+# SB3's policy names -> the memory that plays their part here (None: not supported).
+_SB3_POLICIES = {
+    "MlpPolicy": "None",
+    "MlpLstmPolicy": '"lstm"',
+    "CnnPolicy": None,
+    "CnnLstmPolicy": None,
+    "MultiInputPolicy": None,
+    "MultiInputLstmPolicy": None,
+}
+
+
+def _refuse_sb3_policy(agent: str, env: Any, memory: Any) -> None:
+    """Answer SB3's ``PPO("MlpLstmPolicy", env_id)`` with the call that works here."""
+    if not (isinstance(env, str) and env in _SB3_POLICIES):
+        return
+    target = memory if isinstance(memory, str) else "<env id>"
+    equivalent = _SB3_POLICIES[env]
+    if equivalent is None:
+        raise TypeError(
+            f"{agent} takes the env first and has no policy argument, and {env!r} (image or dict "
+            f"observations) has no equivalent here: flat Box or Discrete observations only"
+        )
+    raise TypeError(
+        f"{agent} takes the env first and has no policy argument: instead of "
+        f"{agent}({env!r}, {target!r}) use {agent}({target!r}, memory={equivalent}) "
+        f"(memory: 'gru', 'lstm', 'transformer', 'mamba', 'framestack' or None)"
+    )
+
+
 def resolve_device(device: str | torch.device) -> torch.device:
     """``"auto"``: CUDA when available, else the CPU; anything else as torch reads it."""
     if str(device) == "auto":
@@ -110,6 +139,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
         device: str | torch.device = "auto",
         **changes: Any,
     ) -> None:
+        _refuse_sb3_policy(type(self).__name__, env, memory)
         if memory is not None:
             changes = {"memory": memory, **changes}
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
@@ -135,6 +165,24 @@ class Agent(abc.ABC, Generic[SettingsT]):
             if env is not self.env:  # we built it: nothing is left open
                 self.env.close()
             raise
+
+    @classmethod
+    def from_tuned(
+        cls: type[AgentT],
+        env_id: str,
+        memory: MemoryConfig | Mapping[str, Any] | str | None = None,
+        **kwargs: Any,
+    ) -> AgentT:
+        """The agent with the settings tuned for ``env_id`` (``agents/<agent>.yaml``), e.g.
+        ``PPO.from_tuned("TMaze-v1", "gru", env_kwargs={"corridor_length": 5})``; other
+        keywords as the constructor's, settings among them overriding the tuned ones.
+        (``PPO(env_id, memory)`` uses the library's defaults, not the tuned settings.)
+
+        Raises:
+            ValueError: no tuned entry for ``env_id`` (the message lists the ids that have one).
+        """
+        settings = kwargs.pop("settings", None) or cls.settings_class.tuned(env_id)
+        return cls(env_id, memory, settings=settings, **kwargs)
 
     @abc.abstractmethod
     def _setup_model(self) -> None:
@@ -290,14 +338,30 @@ class Agent(abc.ABC, Generic[SettingsT]):
 
         Returns:
             ``(action [B, ...] or [...], state)``: actions in the env's units, ``state``
-            a tuple of numpy arrays ``[B, ...]``.
+            a tuple of numpy arrays, batch first: a GRU's is ``([B, layers, H],)``, an
+            LSTM's ``(h, c)`` of that shape (sb3-contrib's is ``(layers, B, H)``), and
+            ``()`` without memory.
+
+        Raises:
+            ValueError: an observation of the wrong shape, or an ``episode_start`` that
+                does not match the batch, saying which shapes would do.
         """
         obs = np.asarray(observation)
-        single = obs.shape == self.observation_space.shape
+        shape = self.observation_space.shape
+        single = obs.shape == shape
         if single:
             obs = obs[None]
+        elif obs.ndim != len(shape) + 1 or obs.shape[1:] != shape:
+            raise ValueError(
+                f"observation must be {list(shape)} (one) or [B, {', '.join(map(str, shape))}] "
+                f"(a batch), got {list(obs.shape)}".replace("[B, ]", "[B]")
+            )
         n = obs.shape[0]
         mem = self._initial_actor_state(n) if state is None else state_from_numpy(state, self.device)
+        if episode_start is not None and np.size(episode_start) != n:
+            raise ValueError(
+                f"episode_start must hold one bool per observation ({n}), got {np.shape(episode_start)}"
+            )
         starts = (
             torch.zeros(n, dtype=torch.bool, device=self.device)
             if episode_start is None
@@ -378,9 +442,20 @@ class Agent(abc.ABC, Generic[SettingsT]):
             f"(it reads {cls.__name__} saves of formats {cls.save_format} and {cls.legacy_format})"
         )
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path) -> Path:
         """Write the env id and kwargs, the settings, the learned state and the step
-        counters to ``path`` (``torch.save``; not a replay buffer)."""
+        counters to ``path`` (``torch.save``, a zip archive; not a replay buffer).
+
+        As SB3: a name without a suffix gets ``.zip`` (``save("model")`` writes
+        ``model.zip``), and missing parent folders are created.
+
+        Returns:
+            the path written.
+        """
+        path = Path(path)
+        if not path.suffix:
+            path = path.with_suffix(".zip")
+        path.parent.mkdir(parents=True, exist_ok=True)
         torch.save(
             {
                 "agent": type(self).__name__,
@@ -394,6 +469,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
             },
             path,
         )
+        return path
 
     @classmethod
     def load(
@@ -402,13 +478,17 @@ class Agent(abc.ABC, Generic[SettingsT]):
         env: str | VectorEnv | None = None,
         device: str | torch.device = "auto",
     ) -> AgentT:
-        """Rebuild a saved agent; ``env`` overrides the saved env id (required when the
-        agent was trained on a vector env without an id).
+        """Rebuild a saved agent from ``path`` (``"model"`` finds ``model.zip``); ``env``
+        overrides the saved env id (required when the agent was trained on a vector env
+        without an id).
 
         Raises:
             ValueError: ``path`` is not a save of this agent, or of a format this
                 version cannot read (the message names it).
         """
+        path = Path(path)
+        if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():
+            path = path.with_suffix(".zip")  # save("model") wrote model.zip
         data = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(data, dict) or "format" not in data:
             raise ValueError(f"{path} is not a pomdp_bench agent save")

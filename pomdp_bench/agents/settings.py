@@ -83,8 +83,20 @@ class AgentSettings:
 
     @classmethod
     def tuned(cls: type[S], env_id: str, **changes: Any) -> S:
-        """The settings tuned for ``env_id`` (``agents/<agent>.yaml``), with ``changes``."""
-        return cls.make(**{**tuned_hyperparameters(cls.agent.lower(), env_id), **changes})
+        """The settings tuned for ``env_id`` (its entry in ``agents/<agent>.yaml``), with
+        ``changes``. The plain constructor uses the library's defaults instead.
+
+        Raises:
+            ValueError: the file has no entry for ``env_id``; the message lists those it has.
+        """
+        table = _hyperparameter_file(cls.agent.lower())
+        if env_id not in table:
+            known = sorted(k for k in table if k != "default")
+            raise ValueError(
+                f"agents/{cls.agent.lower()}.yaml has no tuned {cls.agent} settings for {env_id!r}; "
+                f"it has {known}. Use {cls.__name__}() for the library defaults."
+            )
+        return cls.make(**{**dict(table[env_id] or {}), **changes})
 
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:

@@ -44,12 +44,19 @@ def make_vector_env(env_id: str, num_envs: int, **env_kwargs: Any) -> VectorEnv:
 
 
 def check_same_step(env: VectorEnv) -> None:
-    """Refuse a vector env that does not autoreset in ``SAME_STEP`` mode."""
+    """Refuse a vector env that does not autoreset in ``SAME_STEP`` mode, giving the call
+    that builds one that does."""
     mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
     if mode != AutoresetMode.SAME_STEP:
+        spec = getattr(env, "spec", None)
+        env_id = spec.id if spec is not None else "<env id>"
         raise ValueError(
             f"the agents need a vector env with autoreset_mode=SAME_STEP (final observations "
-            f"in info['final_obs']), got {mode}; build one with pomdp_bench.envs.make.make_vector_env"
+            f"in info['final_obs']), got {mode}. Pass the id instead ({env_id!r}, with n_envs=), "
+            f"or build it with gym.make_vec({env_id!r}, num_envs={env.num_envs}, "
+            f"vectorization_mode='sync', vector_kwargs={{'autoreset_mode': "
+            f"gym.vector.AutoresetMode.SAME_STEP}}) or "
+            f"pomdp_bench.envs.make.make_vector_env({env_id!r}, {env.num_envs})"
         )
 
 
@@ -71,7 +78,8 @@ def training_env(
     env: str | VectorEnv, env_kwargs: dict[str, Any] | None, n_envs: int | None, default_n_envs: int
 ) -> TrainingEnv:
     """Resolve an agent's ``env`` argument: an id (built here with ``n_envs`` copies,
-    ``default_n_envs`` when None) or a ``SAME_STEP`` vector env (taken as it is).
+    ``default_n_envs`` when None), a single ``gym.Env`` (one copy, as SB3 takes it), or a
+    ``SAME_STEP`` vector env (taken as it is).
 
     Raises:
         TypeError: ``env`` is neither an id nor a Gymnasium ``VectorEnv``.
@@ -82,6 +90,19 @@ def training_env(
         n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
         kwargs = dict(env_kwargs or {})
         return TrainingEnv(make_vector_env(env, n, **kwargs), env, kwargs, n)
+    if isinstance(env, gym.Env):  # one env, as SB3 takes it: a vector env of one copy
+        if n_envs not in (None, 1):
+            raise ValueError(
+                f"n_envs={n_envs} but a single gym.Env gives one copy; pass its id for {n_envs} copies"
+            )
+        if env_kwargs is not None:
+            raise ValueError("env_kwargs only applies when env is an id, not an env")
+        single, spec = env, env.spec
+        vec = gym.vector.SyncVectorEnv([lambda: single], autoreset_mode=AutoresetMode.SAME_STEP)
+        # Evaluation builds fresh copies from the id and kwargs (the env's wrappers beyond
+        # its registration are not carried over); without a spec, evaluate needs env=.
+        kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k != "render_mode"}
+        return TrainingEnv(vec, spec.id if spec is not None else None, kwargs, 1)
     if isinstance(env, VectorEnv):
         check_same_step(env)
         if n_envs is not None and n_envs != env.num_envs:
@@ -91,4 +112,4 @@ def training_env(
         spec = getattr(env, "spec", None)
         kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k not in _VECTOR_SPEC_KEYS}
         return TrainingEnv(env, spec.id if spec is not None else None, kwargs, env.num_envs)
-    raise TypeError(f"env must be an env id or a Gymnasium VectorEnv, got {type(env).__name__}")
+    raise TypeError(f"env must be an env id, a gym.Env or a Gymnasium VectorEnv, got {type(env).__name__}")

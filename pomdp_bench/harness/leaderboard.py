@@ -97,6 +97,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "mean over seeds of the runs' cue_reach: the share of training episodes whose decision's gradient reached back horizon steps, to the cue",
     ),
     "n_seeds": ("int", "seeds whose run finished"),
+    "enough_seeds": (
+        "bool",
+        "n_seeds >= 5, the fewest a verdict rests on; below it beats_ceiling and learned are left empty",
+    ),
     "n_failed": ("int", "seeds whose run failed"),
     "total_timesteps": ("int", "training budget per run, env steps"),
     "return_mean": ("float", "mean over seeds of the final evaluation return"),
@@ -113,13 +117,16 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "optimal_return": ("float", "optimal return (env card)"),
     "normalized_score": ("float", "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling)"),
-    "beats_ceiling": ("bool", "return_ci_low > ff_ceiling"),
+    "beats_ceiling": ("bool", "return_ci_low > ff_ceiling (empty below 5 seeds)"),
     "late_gain": (
         "float",
         "mean over seeds of the runs' late_gain (last quarter of training), / (optimal_return - ff_ceiling)",
     ),
     "plateaued": ("bool", "late_gain <= 0.05: the curve had flattened by the end of the budget"),
-    "learned": ("bool", "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score)"),
+    "learned": (
+        "bool",
+        "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score; empty below 5 seeds)",
+    ),
     "stop_reasons": (
         "str",
         "how the cell's runs ended, e.g. solved 4;cap 1 (empty for runs without a stop rule)",
@@ -165,6 +172,9 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
+
+# The fewest seeds a verdict (beats_ceiling, learned) rests on; fewer leave it empty.
+MIN_SEEDS = 5
 
 
 def json_text(value: Any) -> str:
@@ -370,11 +380,18 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
     cells["normalized_score"] = (cells["return_mean"] - cells["ff_ceiling"]) / (
         cells["optimal_return"] - cells["ff_ceiling"]
     )
-    cells["beats_ceiling"] = (cells["return_ci_low"] > cells["ff_ceiling"]).fillna(False).astype(bool)
+    enough = cells["n_seeds"] >= MIN_SEEDS
+    cells["enough_seeds"] = enough.astype(bool)
+    cells["beats_ceiling"] = _verdict(cells["return_ci_low"] > cells["ff_ceiling"], enough)
     cells["late_gain"] = cells["late_gain"] / (cells["optimal_return"] - cells["ff_ceiling"])
     cells["plateaued"] = (cells["late_gain"] <= 0.05).fillna(False).astype(bool)
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
-    cells["learned"] = (cells["return_ci_low"] > midpoint).fillna(False).astype(bool)
+    cells["learned"] = _verdict(cells["return_ci_low"] > midpoint, enough)
+
+
+def _verdict(passed: pd.Series, enough: pd.Series) -> pd.Series:
+    """A verdict column: True/False where the cell has enough seeds, empty (NA) elsewhere."""
+    return passed.fillna(False).astype("boolean").where(enough, pd.NA)
 
 
 def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
@@ -384,7 +401,7 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
         ["env_id", "agent", "memory", "pieces"], sort=True
     ):
         horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
-        learned = group[group["learned"]]
+        learned = group[group["learned"].fillna(False).astype(bool)]
         longest = learned.loc[learned["horizon"].idxmax()] if len(learned) else None
         records.append(
             {

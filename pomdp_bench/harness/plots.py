@@ -59,7 +59,8 @@ def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         rows = _kind_order(set(group["memory"]))
         score = group.pivot_table(index="memory", columns="bptt", values="normalized_score", aggfunc="first")
         score = score.reindex(index=rows, columns=columns)
-        beats = group.pivot_table(index="memory", columns="bptt", values="beats_ceiling", aggfunc="first")
+        group = group.assign(beats=group["beats_ceiling"].fillna(False).astype(bool))
+        beats = group.pivot_table(index="memory", columns="bptt", values="beats", aggfunc="first")
         beats = beats.reindex(index=rows, columns=columns)
         labels = score.copy().astype(object)
         for r in rows:

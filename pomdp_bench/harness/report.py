@@ -1,6 +1,6 @@
 """Regenerate leaderboard CSVs and figures from a results store, without retraining.
 
-    python -m pomdp_bench.report --results results/ --out leaderboards/
+    python -m pomdp_bench.report --results results/ --leaderboards results/leaderboards/
 
 For each suite in the store it writes ``<suite>.csv`` (one row per cell),
 ``<suite>_runs.csv`` (one row per run), ``<suite>_horizon.csv`` where the suite
@@ -11,6 +11,7 @@ the provenance of every suite (command, commit, machine, date, wall time).
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +20,31 @@ from pomdp_bench.cards import current_env_id
 from pomdp_bench.harness import leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite
+
+# What only the project's published folder (leaderboards/ in the repository) holds:
+# written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
+# user's folder.
+_PUBLISHED_NOTES = """Runs stored before version 0.2.0 (everything published here so far) used the old
+seeding, in which copy `i` of seed `s` replayed copy `i - 1` of seed `s + 1` and
+seed `s` was evaluated on reset seeds `10000 + s + i`: adjacent seeds of a cell
+share most of their evaluation episodes, so their intervals are narrower than
+independent seeds would give. The verdicts below are recomputed under the
+two-level rule; the runs themselves are not rerun.
+
+Beside the suite tables, four CSVs come from scripts, each rewritten by its command
+and carrying its own command, commit and per-seed rows:
+
+| file | what | command |
+|---|---|---|
+| `parity_sb3.csv` | our PPO against sb3-contrib's RecurrentPPO, MaskedCartPole (zeroed layout), 100k steps, 5 seeds | `python scripts/parity_sb3.py` |
+| `ppo_masked_cartpole.csv` | our PPO with every memory kind on MaskedCartPole, 100k / 200k steps, 5 seeds | `python scripts/ppo_masked_cartpole.py` |
+| `sac_parity_sb3.csv` | our SAC against SB3's SAC on Pendulum-v1, 20k steps, 3 seeds | `python scripts/parity_sb3_sac.py` |
+| `sac_masked_pendulum.csv` | SAC with gru against none on MaskedPendulum, 20k steps, 5 seeds | `python scripts/sac_masked_pendulum.py` |
+
+The results store behind the suite tables is `store/results.sqlite`:
+`bash scripts/publish_leaderboards.sh` resumes it (finished runs are skipped) and
+regenerates everything here.
+"""
 
 _README_HEAD = """# Leaderboards
 
@@ -52,26 +78,6 @@ of the time (`tests/test_verdict.py`). We chose this over comparing each seed wi
 the best constant policy scored on the same episodes, which cannot be fooled but
 flagged only 62% and 71% of those weak-memory cells.
 
-Runs stored before version 0.2.0 (everything published here so far) used the old
-seeding, in which copy `i` of seed `s` replayed copy `i - 1` of seed `s + 1` and
-seed `s` was evaluated on reset seeds `10000 + s + i`: adjacent seeds of a cell
-share most of their evaluation episodes, so their intervals are narrower than
-independent seeds would give. The verdicts below are recomputed under the
-two-level rule; the runs themselves are not rerun.
-
-Beside the suite tables, four CSVs come from scripts, each rewritten by its command
-and carrying its own command, commit and per-seed rows:
-
-| file | what | command |
-|---|---|---|
-| `parity_sb3.csv` | our PPO against sb3-contrib's RecurrentPPO, MaskedCartPole (zeroed layout), 100k steps, 5 seeds | `python scripts/parity_sb3.py` |
-| `ppo_masked_cartpole.csv` | our PPO with every memory kind on MaskedCartPole, 100k / 200k steps, 5 seeds | `python scripts/ppo_masked_cartpole.py` |
-| `sac_parity_sb3.csv` | our SAC against SB3's SAC on Pendulum-v1, 20k steps, 3 seeds | `python scripts/parity_sb3_sac.py` |
-| `sac_masked_pendulum.csv` | SAC with gru against none on MaskedPendulum, 20k steps, 5 seeds | `python scripts/sac_masked_pendulum.py` |
-
-The results store behind the suite tables is `store/results.sqlite`:
-`bash scripts/publish_leaderboards.sh` resumes it (finished runs are skipped) and
-regenerates everything here.
 """
 
 
@@ -86,6 +92,13 @@ def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
     runs = leaderboard.runs_frame(store.rows(suite), suite)
     finished = leaderboard.finished_cells(runs)  # every stored run is listed; cells wait for all seeds
     cells = leaderboard.cells_frame(finished, command=suite_command(store, suite))
+    few = cells[~cells["enough_seeds"].astype(bool)]
+    if len(few):
+        warnings.warn(
+            f"suite {suite}: {len(few)} of {len(cells)} cells have fewer than {leaderboard.MIN_SEEDS} "
+            f"seeds; their beats_ceiling and learned are left empty",
+            stacklevel=2,
+        )
     horizon = leaderboard.horizon_frame(cells)
     paths = [out / f"{suite}.csv", out / f"{suite}_runs.csv"]
     cells.to_csv(paths[0], index=False)
@@ -161,8 +174,8 @@ def _provenance(store: ResultStore, suite: str) -> str:
     return "\n".join(lines)
 
 
-def write_readme(store: ResultStore, suites: list[str], out: Path) -> Path:
-    parts = [_README_HEAD, "## How each suite was made", ""]
+def write_readme(store: ResultStore, suites: list[str], out: Path, published: bool = False) -> Path:
+    parts = [_README_HEAD + (_PUBLISHED_NOTES if published else ""), "## How each suite was made", ""]
     parts += [_provenance(store, s) + "\n" for s in suites]
     parts += ["## Column schema", "", leaderboard.schema_markdown(), ""]
     path = out / "README.md"
@@ -170,16 +183,27 @@ def write_readme(store: ResultStore, suites: list[str], out: Path) -> Path:
     return path
 
 
-def write_reports(results: str | Path, out: str | Path, suites: list[str] | None = None) -> list[Path]:
-    """Regenerate everything for ``suites`` (default: every suite in the store)."""
+def write_reports(
+    results: str | Path, out: str | Path, suites: list[str] | None = None, published: bool = False
+) -> list[Path]:
+    """Regenerate everything for ``suites`` (default: every suite in the store) into
+    ``out``; ``published`` adds the project's notes (scripts/publish_leaderboards.sh).
+
+    Raises:
+        ValueError: a suite the store does not hold (the message lists those it does).
+    """
     out = Path(out)
     with ResultStore(results) as store:
-        names = suites or store.suites()
+        held = store.suites()
+        unknown = sorted(set(suites or []) - set(held))
+        if unknown:
+            raise ValueError(f"the store at {results} holds no suite {unknown}; it holds {held}")
+        names = suites or held
         paths: list[Path] = []
         for suite in names:
             paths += write_suite(store, suite, out)
         all_suites = sorted(set(store.suites()) | set(names))
-        paths.append(write_readme(store, all_suites, out))
+        paths.append(write_readme(store, all_suites, out, published))
     return paths
 
 
@@ -191,15 +215,30 @@ def main(argv: list[str] | None = None) -> None:
         "--results", default="results", help="folder of the results store (default: results/)"
     )
     parser.add_argument(
-        "--out", default="leaderboards", help="where to write CSVs and figures (default: leaderboards/)"
+        "--leaderboards",
+        "--out",
+        dest="leaderboards",
+        metavar="DIR",
+        help="where to write CSVs and figures (default: <results>/leaderboards/, as run writes "
+        "them; --out is the old name)",
     )
     parser.add_argument(
         "--suite", action="append", help="only this suite (repeatable; default: all in the store)"
     )
+    parser.add_argument(
+        "--published",
+        action="store_true",
+        help="add the notes of the project's published folder (scripts/publish_leaderboards.sh)",
+    )
     args = parser.parse_args(argv)
     if not (Path(args.results) / "results.sqlite").is_file():
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")
-    for path in write_reports(args.results, args.out, args.suite):
+    target = Path(args.leaderboards) if args.leaderboards else Path(args.results) / "leaderboards"
+    try:
+        paths = write_reports(args.results, target, args.suite, args.published)
+    except ValueError as err:
+        parser.error(str(err))
+    for path in paths:
         print(path)
 
 

@@ -17,12 +17,13 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from pomdp_bench.cards import load_cards
 from pomdp_bench.harness import provenance
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import AGENTS, RunSpec
-from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.store import STORE_FILENAME, ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite
 from pomdp_bench.memory import MEMORY_KINDS
 
@@ -87,8 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--suite",
-        default="memory",
-        help="suite name, or the path of a suite YAML file (default: memory); see --list",
+        help="suite name (the main job: memory), or the path of a suite YAML file; see --list",
     )
     parser.add_argument(
         "--list", action="store_true", help="print the suites, envs, agents and memory kinds, then exit"
@@ -123,12 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", help="Ray cluster address for --backend ray (default: start a local Ray)"
     )
     parser.add_argument(
-        "--out", default="results", help="results folder holding the store (default: results/)"
+        "--results",
+        "--out",
+        dest="out",
+        default="results",
+        metavar="DIR",
+        help="folder of the results store (default: results/; --out is the old name)",
     )
     parser.add_argument(
         "--leaderboards",
         metavar="DIR",
-        help="where to write the suite's CSVs and figures (default: <out>/leaderboards/)",
+        help="where to write the suite's CSVs and figures (default: <results>/leaderboards/)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the runs and an estimated time, run nothing"
@@ -170,10 +175,11 @@ def _print_list() -> None:
 
 
 def estimate_seconds(
-    specs: list[RunSpec], store: ResultStore
+    specs: list[RunSpec], rows: list[dict[str, Any]]
 ) -> tuple[dict[tuple[str, ...], float], float, dict[tuple[str, ...], float]]:
     """Training rates (env steps/s), the total single-worker seconds of ``specs``, and
-    the share of its cap a run with a stop rule is expected to train.
+    the share of its cap a run with a stop rule is expected to train, from the stored
+    ``rows`` (:meth:`ResultStore.rows`).
 
     A rate is the median measured in the store for the same agent, env and memory kind
     (the env's hyperparameters set most of the cost), else a default measured here
@@ -185,7 +191,7 @@ def estimate_seconds(
     """
     by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
     shares: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    for row in store.rows():
+    for row in rows:
         if row["status"] == "ok":
             spec, result = row["spec"], row["result"]
             trained = result.get("timesteps") or spec["total_timesteps"]
@@ -220,12 +226,51 @@ def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
+    """Print the runs still to do and an estimated time; reads the store if there is
+    one and writes nothing."""
+    rows: list[dict[str, Any]] = []
+    if (out / STORE_FILENAME).is_file():
+        with ResultStore(out) as store:
+            rows = store.rows()
+    done = {row["key"]: row["status"] for row in rows}
+    skip = {"ok"} | (set() if args.retry_failed else {"failed"})
+    todo = [s for s in specs if done.get(s.key()) not in skip]
+    n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
+    rates, seconds, expected = estimate_seconds(todo, rows)
+    for spec in todo:
+        print(spec.label() + f"  ({spec.total_timesteps} steps)")
+    failed_note = (
+        f", {n_failed_before} of them failed (see --retry-failed)"
+        if n_failed_before and not args.retry_failed
+        else ""
+    )
+    print(f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored{failed_note}).")
+    workers = 1 if args.backend == "ray" else args.workers
+    print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
+    for (agent, env_id, kind), rate in sorted(rates.items()):
+        print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
+    if expected:
+        print("expected share of the cap trained, from stored runs with a stop rule (1.00: none stored):")
+        for (agent, env_id, kind, kwargs), share in sorted(expected.items()):
+            print(f"  {agent:8s} {env_id:20s} {kind:12s} {kwargs:28s} {share:5.2f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
         _print_list()
         return 0
+    if args.suite is None:  # a bare call starts nothing long: it says what there is
+        _print_list()
+        print(
+            "\nchoose a suite, e.g. python -m pomdp_bench.run --suite memory (the main job) "
+            "or --suite smoke (two minutes); add --dry-run to see the runs and the time first",
+            file=sys.stderr,
+        )
+        return 2
     gpus = _check_device(parser, args.device)
     if args.workers is None:
         args.workers = gpus if args.device == "cuda" and gpus else (os.cpu_count() or 1)
@@ -255,29 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     if not specs:
         parser.error("the filters leave no run in the suite")
     out = Path(args.out)
+    if args.dry_run:  # writes nothing, not even an empty store
+        return _dry_run(specs, out, args)
     store = ResultStore(out)
     done = store.status(s.key() for s in specs)
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
-    n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
-
-    if args.dry_run:
-        rates, seconds, expected = estimate_seconds(todo, store)
-        for spec in todo:
-            print(spec.label() + f"  ({spec.total_timesteps} steps)")
-        print(
-            f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored"
-            f"{f', {n_failed_before} of them failed (see --retry-failed)' if n_failed_before and not args.retry_failed else ''})."
-        )
-        workers = 1 if args.backend == "ray" else args.workers
-        print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
-        for (agent, env_id, kind), rate in sorted(rates.items()):
-            print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
-        if expected:
-            print("expected share of the cap trained, from stored runs with a stop rule (1.00: none stored):")
-            for (agent, env_id, kind, kwargs), share in sorted(expected.items()):
-                print(f"  {agent:8s} {env_id:20s} {kind:12s} {kwargs:28s} {share:5.2f}")
-        return 0
 
     store.link(suite.name, specs)
     command = "python -m pomdp_bench.run " + " ".join(

@@ -16,7 +16,7 @@ A suite file looks like this (see ``suites/README.md``)::
         envs:
           - id: TMaze-v1
             env_kwargs: {corridor_length: 10}
-            horizon: 10                 # default: the card's memory_horizon
+            horizon: 10                 # optional: must equal the card's (its formula of the kwargs)
             bptt: [4, 8, 16]            # for kinds trained through time
             budget_scale: 0.2           # this env's fraction of its card budget (default: the suite's)
             eval_episodes: 100          # this env's evaluation episodes per run (default: the suite's)
@@ -201,6 +201,14 @@ def expand(
             # among them moves a constant-answer policy 0.1 off its expected return.
             eval_episodes = int(env.get("eval_episodes", suite.eval_episodes))
             stop = StopRule.from_any(env["stop"]) if "stop" in env else suite.stop
+            horizon = card.horizon_for(env.get("env_kwargs"))
+            if "horizon" in env and int(env["horizon"]) != horizon:
+                raise ValueError(
+                    f"suite {suite.name} env {env_id} {env.get('env_kwargs') or {}}: horizon "
+                    f"{env['horizon']} contradicts the card's {horizon}"
+                    + (f" ({card.memory_horizon_formula})" if card.memory_horizon_formula else "")
+                    + "; leave horizon out to take the card's"
+                )
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
@@ -223,7 +231,7 @@ def expand(
                                 hyperparams=hp,
                                 eval_episodes=eval_episodes,
                                 eval_points=suite.eval_points,
-                                horizon=int(env.get("horizon", card.memory_horizon)),
+                                horizon=horizon,
                                 version=pomdp_bench.__version__,
                                 stop=None if stop is None else stop.to_dict(),
                                 device=device,
