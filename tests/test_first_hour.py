@@ -172,3 +172,25 @@ def test_a_suite_horizon_comes_from_the_card_and_a_contradiction_is_refused(tmp_
     path.write_text(yaml.safe_dump(suite))
     with pytest.raises(ValueError, match=r"horizon 10 contradicts the card's 5 \(corridor_length\)"):
         expand(load_suite(str(path)))
+
+
+def test_verbose_logs_a_line_per_update_and_policy_kwargs_map_or_are_refused(capsys) -> None:
+    from torch import nn
+
+    kwargs = dict(
+        net_arch=[16], activation_fn=nn.ReLU, lstm_hidden_size=32, n_lstm_layers=2, shared_lstm=True
+    )
+    model = PPO(
+        "TMaze-v1", policy_kwargs=kwargs, env_kwargs={"corridor_length": 3}, n_envs=2, n_steps=8, verbose=1
+    )
+    s = model.settings
+    assert (s.memory.kind, s.memory.hidden_size, s.memory.num_layers) == ("lstm", 32, 2)
+    assert (s.activation, s.shared_memory, s.net_arch["pi"]) == ("relu", True, [16])
+    model.learn(32)
+    captured = capsys.readouterr()
+    lines = [line for line in (captured.out + captured.err).splitlines() if "mean_return" in line]
+    assert len(lines) >= 1 and lines[0].startswith("timesteps 16")
+    with pytest.raises(TypeError, match=r"policy_kwargs \['features_extractor_class'\] have no equivalent"):
+        PPO("TMaze-v1", policy_kwargs={"features_extractor_class": object})
+    with pytest.raises(ValueError, match="set an lstm memory, but memory is 'gru'"):
+        PPO("TMaze-v1", "gru", policy_kwargs={"lstm_hidden_size": 8})

@@ -80,6 +80,59 @@ def _refuse_sb3_policy(agent: str, env: Any, memory: Any) -> None:
     )
 
 
+def _log_line(entry: Mapping[str, float]) -> str:
+    """One ``history`` entry as a line, the keys SB3 prints first."""
+    first = ("timesteps", "mean_return", "episodes", "steps_per_second")
+    keys = [k for k in first if k in entry] + sorted(k for k in entry if k not in first)
+    return " | ".join(f"{k} {entry[k]:.4g}" for k in keys)
+
+
+# SB3 policy_kwargs -> (setting, conversion); memory keys are handled apart.
+_POLICY_KWARGS = (
+    "net_arch",
+    "activation_fn",
+    "ortho_init",
+    "log_std_init",
+    "enable_critic_lstm",
+    "shared_lstm",
+)
+_MEMORY_KWARGS = {"lstm_hidden_size": "hidden_size", "n_lstm_layers": "num_layers"}
+
+
+def _from_policy_kwargs(
+    policy_kwargs: Mapping[str, Any], memory: Any, changes: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """SB3's ``policy_kwargs`` as our memory and settings (see :class:`Agent`)."""
+    unknown = sorted(set(policy_kwargs) - set(_POLICY_KWARGS) - set(_MEMORY_KWARGS))
+    if unknown:
+        raise TypeError(
+            f"policy_kwargs {unknown} have no equivalent here; supported: "
+            f"{[*_POLICY_KWARGS, *_MEMORY_KWARGS]} (the rest are settings: pass them as keywords)"
+        )
+    changes = dict(changes)
+    for key in ("net_arch", "ortho_init", "log_std_init"):
+        if key in policy_kwargs:
+            changes[key] = policy_kwargs[key]
+    if "activation_fn" in policy_kwargs:
+        fn = policy_kwargs["activation_fn"]
+        changes["activation"] = fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn)).lower()
+    if "shared_lstm" in policy_kwargs or "enable_critic_lstm" in policy_kwargs:
+        changes["shared_memory"] = bool(policy_kwargs.get("shared_lstm", False)) or not bool(
+            policy_kwargs.get("enable_critic_lstm", True)
+        )
+    sizes = {
+        ours: policy_kwargs[theirs] for theirs, ours in _MEMORY_KWARGS.items() if theirs in policy_kwargs
+    }
+    if sizes:
+        config = MemoryConfig.from_any("lstm" if memory is None else memory).to_dict()
+        if config["kind"] != "lstm":
+            raise ValueError(
+                f"lstm_hidden_size and n_lstm_layers set an lstm memory, but memory is {config['kind']!r}"
+            )
+        memory = {**config, **sizes}
+    return memory, changes
+
+
 def resolve_device(device: str | torch.device) -> torch.device:
     """``"auto"``: CUDA when available, else the CPU; anything else as torch reads it."""
     if str(device) == "auto":
@@ -99,6 +152,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
         env_kwargs: keyword arguments of the env, when ``env`` is an id.
         settings: the agent's settings to start from (default: their defaults).
         device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
+        verbose: 0 quiet; 1 prints a line of statistics per log entry of ``history``
+            (return, losses, speed), as SB3's ``verbose=1``.
+        policy_kwargs: SB3's ``policy_kwargs`` where they have an equivalent here
+            (``net_arch``, ``activation_fn``, ``lstm_hidden_size``, ``n_lstm_layers``,
+            ``enable_critic_lstm``, ``shared_lstm``, ``ortho_init``, ``log_std_init``);
+            any other key is refused by name.
         **changes: fields of the settings, overriding ``settings``.
 
     Raises:
@@ -137,9 +196,14 @@ class Agent(abc.ABC, Generic[SettingsT]):
         env_kwargs: dict[str, Any] | None = None,
         settings: SettingsT | None = None,
         device: str | torch.device = "auto",
+        verbose: int = 0,
+        policy_kwargs: Mapping[str, Any] | None = None,
         **changes: Any,
     ) -> None:
         _refuse_sb3_policy(type(self).__name__, env, memory)
+        self.verbose = check_int("verbose", verbose, minimum=0)
+        if policy_kwargs:
+            memory, changes = _from_policy_kwargs(policy_kwargs, memory, changes)
         if memory is not None:
             changes = {"memory": memory, **changes}
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
@@ -219,8 +283,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
             self._start_episodes()
         bar = tqdm(total=total_timesteps, disable=not progress_bar, unit="step")
         try:
+            logged = len(self.history)
             for steps in self._iterate(total_timesteps):
                 bar.update(steps)
+                if self.verbose and len(self.history) > logged:
+                    logged = len(self.history)
+                    bar.write(_log_line(self.history[-1]))
                 if self.history:
                     bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}", refresh=False)
                 if callback is not None and callback(self) is False:
