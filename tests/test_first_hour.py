@@ -194,3 +194,23 @@ def test_verbose_logs_a_line_per_update_and_policy_kwargs_map_or_are_refused(cap
         PPO("TMaze-v1", policy_kwargs={"features_extractor_class": object})
     with pytest.raises(ValueError, match="set an lstm memory, but memory is 'gru'"):
         PPO("TMaze-v1", "gru", policy_kwargs={"lstm_hidden_size": 8})
+
+
+def test_evaluate_runs_the_users_own_env_with_its_wrappers_and_load_asks_for_it(tmp_path) -> None:
+    import gymnasium as gym
+
+    from pomdp_bench.envs.make import make_vector_env
+
+    def wrapped() -> gym.Env:
+        return gym.wrappers.TransformReward(gym.make("TMaze-v1", corridor_length=3), lambda r: 10.0 * r)
+
+    for env, n_envs in ((wrapped(), None), (wrapped, 2)):
+        model = PPO(env, "gru", n_envs=n_envs, n_steps=8)
+        model.learn(32)
+        plain = make_vector_env("TMaze-v1", min(6, model.n_envs), corridor_length=3)
+        np.testing.assert_allclose(model.evaluate(6), 10.0 * model.evaluate(6, env=plain), rtol=1e-6)
+        path = model.save(tmp_path / "wrapped")
+        with pytest.raises(ValueError, match="pass env="):
+            PPO.load(path)
+        loaded = PPO.load(path, env=wrapped)
+        np.testing.assert_allclose(loaded.evaluate(6), model.evaluate(6), rtol=1e-6)

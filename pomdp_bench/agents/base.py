@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium.vector import VectorEnv
@@ -145,7 +146,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
 
     Args:
         env: an env id (built with :func:`pomdp_bench.envs.make.make_vector_env` from
-            ``env_kwargs``), or a Gymnasium vector env in ``SAME_STEP`` autoreset mode.
+            ``env_kwargs``); a ``gym.Env`` (one copy; ``evaluate`` runs deep copies of
+            it, wrappers included); a function returning a ``gym.Env`` (``n_envs``
+            copies, and more for ``evaluate``); or a Gymnasium vector env in ``SAME_STEP``
+            autoreset mode.
         memory: the memory block, the setting ``memory``: a kind name, a dict or a
             :class:`~pomdp_bench.memory.MemoryConfig` (``None``: the settings', which
             default to none, the feedforward baseline).
@@ -190,7 +194,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
 
     def __init__(
         self,
-        env: str | VectorEnv,
+        env: str | gym.Env | VectorEnv | Callable[[], gym.Env],
         memory: MemoryConfig | Mapping[str, Any] | str | None = None,
         *,
         env_kwargs: dict[str, Any] | None = None,
@@ -209,6 +213,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
         resolved = training_env(env, env_kwargs, made.n_envs, self.default_n_envs)
         self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
+        self._training_env = resolved  # evaluate() builds copies from it (a factory keeps wrappers)
+        self._env_from_id = isinstance(env, str)
         self.n_envs = resolved.n_envs
         self.observation_space = self.env.single_observation_space
         self.action_space = self.env.single_action_space
@@ -476,15 +482,23 @@ class Agent(abc.ABC, Generic[SettingsT]):
             )
             return action
 
-        return evaluate_episodes(
-            act,
-            n_episodes,
-            seed=self.seed if seed is None else seed,
-            env=env,
-            env_id=self.env_id,
-            env_kwargs=self.env_kwargs,
-            max_copies=self.n_envs if self.evaluation_copies is None else self.evaluation_copies,
-        )
+        max_copies = self.n_envs if self.evaluation_copies is None else self.evaluation_copies
+        built = None
+        if env is None:  # copies of the user's own env (its wrappers too) when it was one
+            env = built = self._training_env.copies(min(n_episodes, max_copies))
+        try:
+            return evaluate_episodes(
+                act,
+                n_episodes,
+                seed=self.seed if seed is None else seed,
+                env=env,
+                env_id=self.env_id,
+                env_kwargs=self.env_kwargs,
+                max_copies=max_copies,
+            )
+        finally:
+            if built is not None:
+                built.close()
 
     # ------------------------------------------------------------------------
     # Persistence
@@ -530,6 +544,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 "format": self.save_format,
                 "env": self.env_id,
                 "env_kwargs": self.env_kwargs,
+                "env_from_id": self._env_from_id,
                 "settings": self.settings.to_dict(),
                 **self._state_dicts(),
                 "num_timesteps": self.num_timesteps,
@@ -568,10 +583,16 @@ class Agent(abc.ABC, Generic[SettingsT]):
         env_kwargs: dict[str, Any] | None = data["env_kwargs"]
         if env is None:
             env = data["env"]
-            if env is None:
-                raise ValueError(f"{path} was trained on a vector env without an id; pass env=")
-        elif not isinstance(env, str):  # a vector env brings its own copies and kwargs
-            settings, env_kwargs = settings.make(settings, n_envs=None), None
+            if env is None or not data.get("env_from_id", True):
+                raise ValueError(
+                    f"{path} was trained on an env given as an instance, a factory or a vector env"
+                    f"{'' if env is None else f' (of {env!r})'}, which a save cannot rebuild with "
+                    f"its wrappers: pass env= (the same kind of env) to load it"
+                )
+        elif not isinstance(env, str):  # an env brings its own kwargs; an instance or a vector env its copies
+            env_kwargs = None
+            if not callable(env) or isinstance(env, (gym.Env, VectorEnv)):
+                settings = settings.make(settings, n_envs=None)
         model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)
         model._load_state_dicts(data)
         model.num_timesteps = int(data["num_timesteps"])

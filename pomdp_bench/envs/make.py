@@ -9,6 +9,8 @@ episode's first.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,43 +68,60 @@ _VECTOR_SPEC_KEYS = {"num_envs", "vectorization_mode", "vector_kwargs", "wrapper
 
 @dataclass(frozen=True)
 class TrainingEnv:
-    """The vector env an agent trains on, with the id and kwargs that rebuild it."""
+    """The vector env an agent trains on, with what rebuilds it: the id and kwargs, or,
+    for an env given as an instance or a factory, ``factory`` (which keeps the user's
+    wrappers)."""
 
     env: VectorEnv
     env_id: str | None  # None for a vector env built without a registered id
     env_kwargs: dict[str, Any]
     n_envs: int
+    factory: Callable[[], gym.Env] | None = None
+
+    def copies(self, n: int) -> VectorEnv | None:
+        """``n`` fresh copies in ``SAME_STEP`` mode from ``factory`` (None without one)."""
+        if self.factory is None:
+            return None
+        return gym.vector.SyncVectorEnv([self.factory] * n, autoreset_mode=AutoresetMode.SAME_STEP)
 
 
 def training_env(
-    env: str | VectorEnv, env_kwargs: dict[str, Any] | None, n_envs: int | None, default_n_envs: int
+    env: str | gym.Env | VectorEnv | Callable[[], gym.Env],
+    env_kwargs: dict[str, Any] | None,
+    n_envs: int | None,
+    default_n_envs: int,
 ) -> TrainingEnv:
     """Resolve an agent's ``env`` argument: an id (built here with ``n_envs`` copies,
-    ``default_n_envs`` when None), a single ``gym.Env`` (one copy, as SB3 takes it), or a
+    ``default_n_envs`` when None); a single ``gym.Env`` (one copy, as SB3 takes it, and
+    deep copies of it for evaluation, wrappers included); a factory (a callable
+    returning a ``gym.Env``: ``n_envs`` copies, and more for evaluation); or a
     ``SAME_STEP`` vector env (taken as it is).
 
     Raises:
-        TypeError: ``env`` is neither an id nor a Gymnasium ``VectorEnv``.
-        ValueError: ``n_envs`` or ``env_kwargs`` contradict a given vector env, or it
-            does not autoreset in ``SAME_STEP`` mode, or ``n_envs < 1``.
+        TypeError: ``env`` is none of these.
+        ValueError: ``n_envs`` or ``env_kwargs`` contradict a given env, a vector env does
+            not autoreset in ``SAME_STEP`` mode (the message gives the call that builds
+            one that does), or ``n_envs < 1``.
     """
     if isinstance(env, str):
         n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
         kwargs = dict(env_kwargs or {})
         return TrainingEnv(make_vector_env(env, n, **kwargs), env, kwargs, n)
+    if (
+        env_kwargs is not None
+        and not isinstance(env, (str, VectorEnv))
+        and (isinstance(env, gym.Env) or callable(env))
+    ):
+        raise ValueError("env_kwargs only applies when env is an id, not an env or a factory")
     if isinstance(env, gym.Env):  # one env, as SB3 takes it: a vector env of one copy
         if n_envs not in (None, 1):
             raise ValueError(
-                f"n_envs={n_envs} but a single gym.Env gives one copy; pass its id for {n_envs} copies"
+                f"n_envs={n_envs} but a single gym.Env gives one copy; pass its id or a factory "
+                f"(a function returning the env) for {n_envs} copies"
             )
-        if env_kwargs is not None:
-            raise ValueError("env_kwargs only applies when env is an id, not an env")
-        single, spec = env, env.spec
+        single = env
         vec = gym.vector.SyncVectorEnv([lambda: single], autoreset_mode=AutoresetMode.SAME_STEP)
-        # Evaluation builds fresh copies from the id and kwargs (the env's wrappers beyond
-        # its registration are not carried over); without a spec, evaluate needs env=.
-        kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k != "render_mode"}
-        return TrainingEnv(vec, spec.id if spec is not None else None, kwargs, 1)
+        return _with_factory(vec, single, lambda: copy.deepcopy(single), 1)
     if isinstance(env, VectorEnv):
         check_same_step(env)
         if n_envs is not None and n_envs != env.num_envs:
@@ -112,4 +131,27 @@ def training_env(
         spec = getattr(env, "spec", None)
         kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k not in _VECTOR_SPEC_KEYS}
         return TrainingEnv(env, spec.id if spec is not None else None, kwargs, env.num_envs)
-    raise TypeError(f"env must be an env id, a gym.Env or a Gymnasium VectorEnv, got {type(env).__name__}")
+    if callable(env):
+        n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
+        first = env()
+        if not isinstance(first, gym.Env):
+            raise TypeError(f"an env factory must return a gym.Env, got {type(first).__name__}")
+        pending = [first]  # the probe becomes copy 0
+
+        def make_copy() -> gym.Env:
+            return pending.pop() if pending else env()
+
+        vec = gym.vector.SyncVectorEnv([make_copy] * n, autoreset_mode=AutoresetMode.SAME_STEP)
+        return _with_factory(vec, first, env, n)
+    raise TypeError(
+        f"env must be an env id, a gym.Env, a function returning one, or a Gymnasium VectorEnv; "
+        f"got {type(env).__name__}"
+    )
+
+
+def _with_factory(vec: VectorEnv, sample: gym.Env, factory: Callable[[], gym.Env], n: int) -> TrainingEnv:
+    """A training env built from an instance or a factory: its id and kwargs from the
+    registration (for the record), its copies from the factory (the wrappers with them)."""
+    spec = sample.spec
+    kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k != "render_mode"}
+    return TrainingEnv(vec, spec.id if spec is not None else None, kwargs, n, factory)
