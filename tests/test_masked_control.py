@@ -172,3 +172,20 @@ def test_human_render_mode_draws_on_every_step(env_id: str) -> None:
     env.step(env.action_space.sample())
     assert env.unwrapped.screen is not None  # the parent renderer drew
     env.close()
+
+
+@pytest.mark.parametrize("env_id", ["MaskedCartPole-v0", "MaskedPendulum-v0"])
+def test_the_vector_twin_renders_each_copy_as_the_single_env_would(env_id: str) -> None:
+    """Copy i of a twin reset with seed s is the single env reset with s + i: their frames
+    are the same image (Gymnasium's classic-control renderer)."""
+    pytest.importorskip("pygame")
+    vec = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", render_mode="rgb_array")
+    vec.reset(seed=3)
+    vec.step(vec.action_space.sample())
+    frames = vec.render()
+    single = gym.make(env_id, render_mode="rgb_array")
+    single.reset(seed=4)
+    assert len(frames) == 2 and frames[0].dtype == np.uint8 and frames[0].ndim == 3
+    assert not np.array_equal(frames[0], frames[1])
+    vec.reset(seed=3)
+    np.testing.assert_array_equal(vec.render()[1], single.render())

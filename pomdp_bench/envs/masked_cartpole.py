@@ -55,6 +55,15 @@ class MaskedCartPoleBatch(Batch):
         self.state = np.zeros((4, num_envs))  # [4, N]: x, x_dot, theta, theta_dot (float64)
         self.steps = np.zeros(num_envs, dtype=np.int64)
 
+    def render_copy(self, i: int, mode: str) -> np.ndarray:
+        """Copy ``i`` drawn by CartPole-v1's own renderer, ``[H, W, 3] uint8``."""
+        if mode != "rgb_array":
+            raise ValueError(f"render mode {mode!r} is not supported by the vector env: use 'rgb_array'")
+        if getattr(self, "_renderer", None) is None:
+            self._renderer = CartPoleEnv(render_mode="rgb_array")
+        self._renderer.state = self.state[:, i].copy()
+        return self._renderer.render()
+
     def reset_copies(self, idx: np.ndarray) -> None:
         # CartPole-v1: every state variable uniform in [-0.05, 0.05].
         self.state[:, idx] = self.streams.uniform(idx, 0, 4).T * 0.1 - 0.05
@@ -153,7 +162,7 @@ class MaskedCartPoleEnv(BatchedEnv, CartPoleEnv):
 class MaskedCartPoleVectorEnv(BatchedVectorEnv):
     """``num_envs`` copies of :class:`MaskedCartPoleEnv` stepped with numpy array operations."""
 
-    metadata = {"render_modes": [], "render_fps": 50, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,

@@ -35,6 +35,16 @@ class MaskedPendulumBatch(Batch):
         self.last_u = np.zeros(num_envs)  # [N] last torque, for the renderer
         self.steps = np.zeros(num_envs, dtype=np.int64)
 
+    def render_copy(self, i: int, mode: str) -> np.ndarray:
+        """Copy ``i`` drawn by Pendulum-v1's own renderer, ``[H, W, 3] uint8``."""
+        if mode != "rgb_array":
+            raise ValueError(f"render mode {mode!r} is not supported by the vector env: use 'rgb_array'")
+        if getattr(self, "_renderer", None) is None:
+            self._renderer = PendulumEnv(render_mode="rgb_array", g=self.g)
+        self._renderer.state = np.array([self.th[i], self.thdot[i]])
+        self._renderer.last_u = None if self.steps[i] == 0 else float(self.last_u[i])
+        return self._renderer.render()
+
     def reset_copies(self, idx: np.ndarray) -> None:
         # Pendulum-v1: theta uniform in [-pi, pi], theta_dot uniform in [-1, 1].
         u = self.streams.uniform(idx, 0, 2)
@@ -103,7 +113,7 @@ class MaskedPendulumEnv(BatchedEnv, PendulumEnv):
 class MaskedPendulumVectorEnv(BatchedVectorEnv):
     """``num_envs`` copies of :class:`MaskedPendulumEnv` stepped with numpy array operations."""
 
-    metadata = {"render_modes": [], "render_fps": 30, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
