@@ -154,7 +154,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
             :class:`~pomdp_bench.memory.MemoryConfig` (``None``: the settings', which
             default to none, the feedforward baseline).
         env_kwargs: keyword arguments of the env, when ``env`` is an id.
-        settings: the agent's settings to start from (default: their defaults).
+        settings: the agent's settings to start from (default: the library's defaults,
+            not the tuned ones: :meth:`from_tuned` reads ``agents/<agent>.yaml``).
         device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
         verbose: 0 quiet; 1 prints a line of statistics per log entry of ``history``
             (return, losses, speed), as SB3's ``verbose=1``.
