@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_numpy
+from pomdp_bench.agents.sb3_habits import from_policy_kwargs, log_line, refuse_policy_string
 from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.agents.settings import AgentSettings
 from pomdp_bench.envs.make import training_env
@@ -50,88 +51,6 @@ AgentT = TypeVar("AgentT", bound="Agent")
 
 # The offset of evaluate()'s action-sampling stream; the same in every agent.
 EVALUATION_STREAM = 10_001
-
-
-# SB3's policy names -> the memory that plays their part here (None: not supported).
-_SB3_POLICIES = {
-    "MlpPolicy": "None",
-    "MlpLstmPolicy": '"lstm"',
-    "CnnPolicy": None,
-    "CnnLstmPolicy": None,
-    "MultiInputPolicy": None,
-    "MultiInputLstmPolicy": None,
-}
-
-
-def _refuse_sb3_policy(agent: str, env: Any, memory: Any) -> None:
-    """Answer SB3's ``PPO("MlpLstmPolicy", env_id)`` with the call that works here."""
-    if not (isinstance(env, str) and env in _SB3_POLICIES):
-        return
-    target = memory if isinstance(memory, str) else "<env id>"
-    equivalent = _SB3_POLICIES[env]
-    if equivalent is None:
-        raise TypeError(
-            f"{agent} takes the env first and has no policy argument, and {env!r} (image or dict "
-            f"observations) has no equivalent here: flat Box or Discrete observations only"
-        )
-    raise TypeError(
-        f"{agent} takes the env first and has no policy argument: instead of "
-        f"{agent}({env!r}, {target!r}) use {agent}({target!r}, memory={equivalent}) "
-        f"(memory: 'gru', 'lstm', 'transformer', 'mamba', 'framestack' or None)"
-    )
-
-
-def _log_line(entry: Mapping[str, float]) -> str:
-    """One ``history`` entry as a line, the keys SB3 prints first."""
-    first = ("timesteps", "mean_return", "episodes", "steps_per_second")
-    keys = [k for k in first if k in entry] + sorted(k for k in entry if k not in first)
-    return " | ".join(f"{k} {entry[k]:.4g}" for k in keys)
-
-
-# SB3 policy_kwargs -> (setting, conversion); memory keys are handled apart.
-_POLICY_KWARGS = (
-    "net_arch",
-    "activation_fn",
-    "ortho_init",
-    "log_std_init",
-    "enable_critic_lstm",
-    "shared_lstm",
-)
-_MEMORY_KWARGS = {"lstm_hidden_size": "hidden_size", "n_lstm_layers": "num_layers"}
-
-
-def _from_policy_kwargs(
-    policy_kwargs: Mapping[str, Any], memory: Any, changes: dict[str, Any]
-) -> tuple[Any, dict[str, Any]]:
-    """SB3's ``policy_kwargs`` as our memory and settings (see :class:`Agent`)."""
-    unknown = sorted(set(policy_kwargs) - set(_POLICY_KWARGS) - set(_MEMORY_KWARGS))
-    if unknown:
-        raise TypeError(
-            f"policy_kwargs {unknown} have no equivalent here; supported: "
-            f"{[*_POLICY_KWARGS, *_MEMORY_KWARGS]} (the rest are settings: pass them as keywords)"
-        )
-    changes = dict(changes)
-    for key in ("net_arch", "ortho_init", "log_std_init"):
-        if key in policy_kwargs:
-            changes[key] = policy_kwargs[key]
-    if "activation_fn" in policy_kwargs:
-        fn = policy_kwargs["activation_fn"]
-        changes["activation"] = fn if isinstance(fn, str) else getattr(fn, "__name__", str(fn)).lower()
-    if "shared_lstm" in policy_kwargs or "enable_critic_lstm" in policy_kwargs:
-        changes["shared_memory"] = bool(policy_kwargs.get("shared_lstm", False)) or not bool(
-            policy_kwargs.get("enable_critic_lstm", True)
-        )
-    sizes = {
-        ours: policy_kwargs[theirs] for theirs, ours in _MEMORY_KWARGS.items() if theirs in policy_kwargs
-    }
-    if sizes:
-        config = MemoryConfig.from_any("lstm" if memory is None else memory).to_dict()
-        if config["kind"] != "lstm":
-            raise ValueError(
-                f"lstm_hidden_size and n_lstm_layers set an lstm memory, but memory is {config['kind']!r}"
-            )
-        memory = {**config, **sizes}
-    return memory, changes
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -205,10 +124,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
         policy_kwargs: Mapping[str, Any] | None = None,
         **changes: Any,
     ) -> None:
-        _refuse_sb3_policy(type(self).__name__, env, memory)
+        refuse_policy_string(type(self).__name__, env, memory)
         self.verbose = check_int("verbose", verbose, minimum=0)
         if policy_kwargs:
-            memory, changes = _from_policy_kwargs(policy_kwargs, memory, changes)
+            memory, changes = from_policy_kwargs(policy_kwargs, memory, changes)
         if memory is not None:
             changes = {"memory": memory, **changes}
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
@@ -295,7 +214,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 bar.update(steps)
                 if self.verbose and len(self.history) > logged:
                     logged = len(self.history)
-                    bar.write(_log_line(self.history[-1]))
+                    bar.write(log_line(self.history[-1]))
                 if self.history:
                     bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}", refresh=False)
                 if callback is not None and callback(self) is False:
