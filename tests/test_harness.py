@@ -357,9 +357,9 @@ def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.Captu
     assert "estimated time" in capsys.readouterr().out
     for argv, message in (
         (["--suite", "nope"], "unknown suite"),
-        (["--envs", "Nope-v0"], "unknown env ids"),
-        (["--workers", "0"], "--workers must be >= 1"),
-        (["--memory", "gru", "--envs", "TMaze-v0", "--agents", "sb3_ppo"], "no run"),
+        (["--suite", "memory", "--envs", "Nope-v0"], "unknown env ids"),
+        (["--suite", "memory", "--workers", "0"], "--workers must be >= 1"),
+        (["--suite", "memory", "--memory", "gru", "--envs", "TMaze-v0", "--agents", "sb3_ppo"], "no run"),
     ):
         with pytest.raises(SystemExit):
             run.main([*argv, "--out", str(tmp_path), "--dry-run"])
