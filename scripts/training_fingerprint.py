@@ -8,7 +8,8 @@ commits and compare the outputs line by line (``diff``); any change in the
 numbers changes a hash.
 
     python scripts/training_fingerprint.py > after.txt
-    git stash && python scripts/training_fingerprint.py > before.txt && git stash pop
+    git worktree add /tmp/before <commit>          # the code to compare with
+    PYTHONPATH=/tmp/before python scripts/training_fingerprint.py > before.txt
     diff before.txt after.txt
 """
 
