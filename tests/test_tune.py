@@ -21,6 +21,12 @@ def test_an_unsolved_run_counts_as_its_cap_times_the_penalty() -> None:
     assert run_value(RunResult(status="ok", solved_steps=1234), cap=10_000, penalty=2.0) == 1234.0
     assert run_value(RunResult(status="ok", solved_steps=None), cap=10_000, penalty=2.0) == 20_000.0
     assert math.isinf(run_value(RunResult(status="failed"), cap=10_000, penalty=2.0))
+    solved = RunResult(status="ok", solved_steps=1234, solved_seconds=3.5, steps_per_second=500.0)
+    assert run_value(solved, cap=10_000, penalty=2.0, objective="seconds") == 3.5
+    unsolved = RunResult(status="ok", steps_per_second=500.0)
+    assert (
+        run_value(unsolved, cap=10_000, penalty=2.0, objective="seconds") == 40.0
+    )  # the cap at its speed, x2
 
 
 @pytest.mark.parametrize(("agent", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings)])
@@ -36,7 +42,7 @@ def test_every_sampled_setting_is_a_field_of_the_agents_settings(agent, settings
 
 def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:
     args = ["--env", "CueRecall-v0", "--env-kwargs", "delay=1", "--memory", "gru", "--trials", "2"]
-    args += ["--seeds", "1", "--steps", "3000", "--out", str(tmp_path)]
+    args += ["--seeds", "1", "--steps", "3000", "--objective", "seconds", "--out", str(tmp_path)]
     done = subprocess.run(
         [sys.executable, "-m", "pomdp_bench.tune", *args],
         capture_output=True,
@@ -48,6 +54,7 @@ def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:
     (written,) = tmp_path.glob("*.yaml")
     text = written.read_text()
     assert text.startswith("# Tuned: python -m pomdp_bench.tune --env CueRecall-v0")
+    assert "# best: mean seconds to solve" in text
     entry = yaml.safe_load(text)["CueRecall-v0"]
     PPOSettings.make(**entry).resolve(entry["n_envs"])
     assert (tmp_path / "optuna.sqlite").is_file()
