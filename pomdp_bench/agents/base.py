@@ -152,7 +152,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
             self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
             self._setup_model()
         except BaseException:
-            if env is not self.env:  # we built it: nothing is left open
+            if not isinstance(env, (gym.Env, VectorEnv)):  # we built the copies: close them
                 self.env.close()
             raise
 
@@ -212,11 +212,11 @@ class Agent(abc.ABC, Generic[SettingsT]):
             logged = len(self.history)
             for steps in self._iterate(total_timesteps):
                 bar.update(steps)
-                if self.verbose and len(self.history) > logged:
+                if len(self.history) > logged:  # a new log entry (SAC logs every log_interval steps)
                     logged = len(self.history)
-                    bar.write(log_line(self.history[-1]))
-                if self.history:
                     bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}", refresh=False)
+                    if self.verbose:
+                        bar.write(log_line(self.history[-1]))
                 if callback is not None and callback(self) is False:
                     break
         finally:
@@ -381,7 +381,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
             n_episodes: how many episodes.
             deterministic: act with the most likely (``Box``: the mean) action.
             env: a ``SAME_STEP`` vector env to evaluate on (default: new copies of the
-                training env id and kwargs).
+                training env: from its id and kwargs, or of the env or factory given,
+                wrappers included).
             seed: root of the evaluation episodes (default: the agent's seed); each
                 copy resets from its own stream split from it, never shared with
                 training (:mod:`pomdp_bench.agents.seeding`).
@@ -478,12 +479,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
     def load(
         cls: type[AgentT],
         path: str | Path,
-        env: str | VectorEnv | None = None,
+        env: str | gym.Env | VectorEnv | Callable[[], gym.Env] | None = None,
         device: str | torch.device = "auto",
     ) -> AgentT:
         """Rebuild a saved agent from ``path`` (``"model"`` finds ``model.zip``); ``env``
-        overrides the saved env id (required when the agent was trained on a vector env
-        without an id).
+        (any form the constructor takes) overrides the saved env id, and is required when
+        the agent was trained on an env given as an instance, a factory or a vector env.
 
         Raises:
             ValueError: ``path`` is not a save of this agent, or of a format this
@@ -509,9 +510,9 @@ class Agent(abc.ABC, Generic[SettingsT]):
                     f"{'' if env is None else f' (of {env!r})'}, which a save cannot rebuild with "
                     f"its wrappers: pass env= (the same kind of env) to load it"
                 )
-        elif not isinstance(env, str):  # an env brings its own kwargs; an instance or a vector env its copies
+        elif not isinstance(env, str):  # an env brings its own kwargs
             env_kwargs = None
-            if not callable(env) or isinstance(env, (gym.Env, VectorEnv)):
+            if isinstance(env, (gym.Env, VectorEnv)):  # and its copies; a factory keeps n_envs
                 settings = settings.make(settings, n_envs=None)
         model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)
         model._load_state_dicts(data)

@@ -64,11 +64,11 @@ class PPO(Agent[PPOSettings]):
 
     settings_class = PPOSettings
     save_format = 3  # 3: settings beside the env; 2: one flat "config" dict
+    legacy_format = 2
     evaluation_copies = None  # as many as the training copies
+    default_n_envs = 8
     # Random streams, seed + offset: the networks and action sampling 0, the
     # minibatch shuffles 1, predict() 2, evaluate() 10_001 (the shell's).
-    legacy_format = 2
-    default_n_envs = 8
     predict_stream = 2
 
     def _setup_model(self) -> None:

@@ -79,12 +79,12 @@ class SAC(Agent[SACSettings]):
 
     settings_class = SACSettings
     save_format = 2  # 2: settings beside the env; 1: one flat "config" dict
+    legacy_format = 1
     evaluation_copies = 16
+    default_n_envs = 1
     # Random streams, seed + offset: the networks and action sampling 0, the policy
     # noise in the losses 1, the replay draws 2 (on the CPU), the uniform exploration 3
     # (numpy), predict() 4, evaluate() 10_001 (the shell's).
-    legacy_format = 1
-    default_n_envs = 1
     predict_stream = 4
 
     def _setup_model(self) -> None:

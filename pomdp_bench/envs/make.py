@@ -107,12 +107,8 @@ def training_env(
         n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
         kwargs = dict(env_kwargs or {})
         return TrainingEnv(make_vector_env(env, n, **kwargs), env, kwargs, n)
-    if (
-        env_kwargs is not None
-        and not isinstance(env, (str, VectorEnv))
-        and (isinstance(env, gym.Env) or callable(env))
-    ):
-        raise ValueError("env_kwargs only applies when env is an id, not an env or a factory")
+    if env_kwargs is not None and (isinstance(env, (gym.Env, VectorEnv)) or callable(env)):
+        raise ValueError("env_kwargs only applies when env is an id, not an env, a vector env or a factory")
     if isinstance(env, gym.Env):  # one env, as SB3 takes it: a vector env of one copy
         if n_envs not in (None, 1):
             raise ValueError(
@@ -126,8 +122,6 @@ def training_env(
         check_same_step(env)
         if n_envs is not None and n_envs != env.num_envs:
             raise ValueError(f"n_envs={n_envs} but the vector env has num_envs={env.num_envs}")
-        if env_kwargs is not None:
-            raise ValueError("env_kwargs only applies when env is an id, not a vector env")
         spec = getattr(env, "spec", None)
         kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k not in _VECTOR_SPEC_KEYS}
         return TrainingEnv(env, spec.id if spec is not None else None, kwargs, env.num_envs)

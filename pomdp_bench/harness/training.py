@@ -68,6 +68,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     """
     torch.set_num_threads(1)
     start = time.perf_counter()
+    key, agent_seed = spec.key(), spec.agent_seed()  # hashes: once, not at every callback
     eval_seconds = 0.0
     curve: list[tuple[int, float]] = []
     try:
@@ -92,12 +93,12 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             nonlocal next_eval, eval_seconds
             done = int(model.num_timesteps)
             if progress is not None:
-                progress(spec.key(), done, spec.total_timesteps)
+                progress(key, done, spec.total_timesteps)
             if monitor is not None:
                 if not monitor.due(done):
                     return True
                 t0 = time.perf_counter()
-                seed = check_seed(spec.agent_seed(), len(monitor.evaluations))
+                seed = check_seed(agent_seed, len(monitor.evaluations))
                 score = float(np.mean(model.evaluate(monitor.rule.eval_episodes, seed=seed)))
                 eval_seconds += time.perf_counter() - t0
                 curve.append((done, score))
@@ -125,7 +126,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             curve=curve,
             steps_per_second=agent.num_timesteps / max(train_seconds, 1e-9),
             wall_seconds=time.perf_counter() - start,
-            agent_seed=spec.agent_seed(),
+            agent_seed=agent_seed,
             gradient_reach=reach.tolist()
             if (reach := getattr(agent, "gradient_reach", None)) is not None
             else None,
@@ -140,5 +141,5 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             curve=curve,
             wall_seconds=time.perf_counter() - start,
             error=traceback.format_exc(),
-            agent_seed=spec.agent_seed(),
+            agent_seed=agent_seed,
         )

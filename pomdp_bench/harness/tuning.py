@@ -109,9 +109,8 @@ def _execute(spec_data: dict[str, Any]) -> dict[str, Any]:
 class Objective:
     """Optuna's objective: the mean over seeds of :func:`run_value` (see the module docstring)."""
 
-    def __init__(self, args: argparse.Namespace, pool: ProcessPoolExecutor) -> None:
-        self.args, self.pool = args, pool
-        self.horizon = int(args.horizon or get_card(args.env).memory_horizon)
+    def __init__(self, args: argparse.Namespace, pool: ProcessPoolExecutor, horizon: int) -> None:
+        self.args, self.pool, self.horizon = args, pool, horizon
 
     def __call__(self, trial: Any) -> float:
         import optuna
@@ -185,7 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="minimise env steps to solve (default), or training seconds to solve, which also "
         "counts what an update costs (settings that solve in few steps can be slow per step)",
     )
-    parser.add_argument("--horizon", type=int, help="memory horizon (default: the env card's)")
+    parser.add_argument(
+        "--horizon", type=int, help="memory horizon (default: the env card's, for these kwargs)"
+    )
     parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per run")
     parser.add_argument("--workers", type=int, default=1, help="trials side by side, a process each")
     parser.add_argument("--out", default="results/tune", help="folder of the Optuna storage and the result")
@@ -224,19 +225,19 @@ def main(argv: list[str] | None = None) -> int:
         sampler=optuna.samplers.TPESampler(seed=0),
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0),
     )
+    # The horizon of these env kwargs (the card's formula), unless given.
+    horizon = int(args.horizon or get_card(args.env).horizon_for(args.env_kwargs))
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=init_worker) as pool:
         study.optimize(
-            Objective(args, pool), n_trials=args.trials, n_jobs=args.workers, show_progress_bar=True
+            Objective(args, pool, horizon), n_trials=args.trials, n_jobs=args.workers, show_progress_bar=True
         )
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     if not done:
         print(f"study {study_name}: no trial completed (all pruned or failed)", file=sys.stderr)
         return 1
     best = study.best_trial
-    hp, hidden = sample_settings(
-        optuna.trial.FixedTrial(best.params), args.agent, Objective(args, None).horizon
-    )
+    hp, hidden = sample_settings(optuna.trial.FixedTrial(best.params), args.agent, horizon)
     command = "python -m pomdp_bench.tune " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     solved = all(v == "solved" for k, v in best.user_attrs.items() if k.startswith("seed_"))
     comment = [
