@@ -34,6 +34,16 @@ def _variant(env_id: str, env_kwargs: str) -> str:
     return env_id + ("".join(f"_{k}{v}" for k, v in sorted(kwargs.items())) if kwargs else "")
 
 
+def heatmap_name(suite: str, env_id: str, env_kwargs: str, agent: str) -> str:
+    """The file name, without suffix, of the heatmap of one env variant and agent."""
+    return f"{suite}_heatmap_{_slug(_variant(env_id, env_kwargs))}_{agent}"
+
+
+def horizon_name(suite: str) -> str:
+    """The file name, without suffix, of a suite's horizon figure."""
+    return f"{suite}_horizon"
+
+
 def _save(fig: plt.Figure, out: Path, name: str) -> list[Path]:
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     # No date and fixed element ids: the same data gives byte-identical SVGs.
@@ -84,7 +94,7 @@ def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_title(
             f"{_variant(env_id, env_kwargs)} · {agent}\n* = 95% interval above the feedforward ceiling"
         )
-        paths += _save(fig, out, f"{suite}_heatmap_{_slug(_variant(env_id, env_kwargs))}_{agent}")
+        paths += _save(fig, out, heatmap_name(suite, env_id, env_kwargs, agent))
     return paths
 
 
@@ -160,7 +170,7 @@ def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_ylabel("longest horizon learned (steps)")
         ax.set_title(f"{env_id} · {agent}")
     fig.suptitle("Longest memory horizon learned (cell interval above the ceiling-optimum midpoint)")
-    return _save(fig, out, f"{suite}_horizon")
+    return _save(fig, out, horizon_name(suite))
 
 
 def all_figures(
@@ -179,4 +189,4 @@ def all_figures(
     return paths
 
 
-__all__ = ["all_figures", "heatmaps", "horizon_plot", "learning_curves", "np"]
+__all__ = ["all_figures", "heatmap_name", "heatmaps", "horizon_name", "horizon_plot", "learning_curves", "np"]

@@ -1,23 +1,26 @@
 """Regenerate leaderboard CSVs and figures from a results store, without retraining.
 
-    python -m pomdp_bench.report --results results/ --leaderboards results/leaderboards/
+    python -m pomdp_bench.report --results results/ --leaderboards results/leaderboards/ [--open]
 
 For each suite in the store it writes ``<suite>.csv`` (one row per cell),
 ``<suite>_runs.csv`` (one row per run), ``<suite>_horizon.csv`` where the suite
-has several horizons, the figures, and ``README.md`` with the column schema and
-the provenance of every suite (command, commit, machine, date, wall time).
+has several horizons, the figures, ``README.md`` with the column schema and
+the provenance of every suite (command, commit, machine, date, wall time), and
+``index.html``, a static page to browse them (:mod:`pomdp_bench.harness.html_page`).
 """
 
 from __future__ import annotations
 
 import argparse
 import warnings
+import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from pomdp_bench.cards import current_env_id
-from pomdp_bench.harness import leaderboard, plots
+from pomdp_bench.harness import html_page, leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite
 
@@ -86,12 +89,42 @@ def suite_command(store: ResultStore, suite: str) -> str:
     return sweeps[-1]["command"] if sweeps else f"python -m pomdp_bench.run --suite {suite}"
 
 
-def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
-    """Write the CSVs and figures of ``suite`` into ``out``; returns the paths."""
-    out.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class SuiteTables:
+    """One suite's tables, computed once from the store for its CSVs, figures and page.
+
+    Attributes:
+        runs: every stored run of the suite (:func:`leaderboard.runs_frame`).
+        finished: the runs of cells whose every seed has run (:func:`leaderboard.finished_cells`).
+        cells: one row per finished cell (:func:`leaderboard.cells_frame`).
+        horizon: the longest horizon learned (:func:`leaderboard.horizon_frame`).
+        curves: ``run_key, timesteps, mean_return`` of the finished runs' learning curves.
+    """
+
+    runs: pd.DataFrame
+    finished: pd.DataFrame
+    cells: pd.DataFrame
+    horizon: pd.DataFrame
+    curves: pd.DataFrame
+
+
+def suite_tables(store: ResultStore, suite: str) -> SuiteTables:
+    """The tables of ``suite`` from ``store``."""
     runs = leaderboard.runs_frame(store.rows(suite), suite)
     finished = leaderboard.finished_cells(runs)  # every stored run is listed; cells wait for all seeds
     cells = leaderboard.cells_frame(finished, command=suite_command(store, suite))
+    curves = pd.DataFrame(store.curves(finished["run_key"]), columns=["run_key", "timesteps", "mean_return"])
+    return SuiteTables(runs, finished, cells, leaderboard.horizon_frame(cells), curves)
+
+
+def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables | None = None) -> list[Path]:
+    """Write the CSVs and figures of ``suite`` into ``out``; returns the paths.
+
+    ``tables``: the suite's tables when already computed (:func:`suite_tables`).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    tables = tables or suite_tables(store, suite)
+    runs, cells, horizon = tables.runs, tables.cells, tables.horizon
     few = cells[~cells["enough_seeds"].astype(bool)]
     if len(few):
         warnings.warn(
@@ -99,15 +132,13 @@ def write_suite(store: ResultStore, suite: str, out: Path) -> list[Path]:
             f"seeds; their beats_ceiling and learned are left empty",
             stacklevel=2,
         )
-    horizon = leaderboard.horizon_frame(cells)
     paths = [out / f"{suite}.csv", out / f"{suite}_runs.csv"]
     cells.to_csv(paths[0], index=False)
     runs[list(leaderboard.RUN_COLUMNS)].to_csv(paths[1], index=False)
     if horizon["horizons_tried"].str.contains(";").any():
         paths.append(out / f"{suite}_horizon.csv")
         horizon.to_csv(paths[-1], index=False)
-    curves = pd.DataFrame(store.curves(finished["run_key"]), columns=["run_key", "timesteps", "mean_return"])
-    paths += plots.all_figures(finished, curves, cells, horizon, suite, out)
+    paths += plots.all_figures(tables.finished, tables.curves, cells, horizon, suite, out)
     return paths
 
 
@@ -158,25 +189,47 @@ def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
     }
 
 
-def _provenance(store: ResultStore, suite: str) -> str:
-    runs = leaderboard.finished_cells(leaderboard.runs_frame(store.rows(suite), suite))
+def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None = None) -> list[str]:
+    """How ``suite`` was made, one Markdown line per fact: its coverage, then each sweep's
+    command, start, wall time, runs, commit and machine (the README's and the page's).
+
+    ``runs``: the suite's stored runs when already read (:attr:`SuiteTables.runs`).
+    """
+    if runs is None:
+        runs = leaderboard.runs_frame(store.rows(suite), suite)
+    runs = leaderboard.finished_cells(runs)
     published = runs[runs["status"] == "ok"]  # a cell with a finished run; no statistics needed
-    lines = [f"### `{suite}`", "", f"- {coverage_line(published, suite)}"]
+    lines = [coverage_line(published, suite)]
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(
-            f"- `{sweep['command']}`: started {sweep['started_at']}, {wall}, "
+            f"`{sweep['command']}`: started {sweep['started_at']}, {wall}, "
             f"{sweep['n_runs'] if sweep['n_runs'] is not None else '?'} runs executed; "
             f"commit `{sweep['git_commit'] or 'unknown'}`; {sweep['machine']}"
         )
     if not store.sweeps(suite):
-        lines.append("- no sweep recorded")
-    return "\n".join(lines)
+        lines.append("no sweep recorded")
+    return lines
 
 
-def write_readme(store: ResultStore, suites: list[str], out: Path, published: bool = False) -> Path:
+def _provenance(store: ResultStore, suite: str, runs: pd.DataFrame | None = None) -> str:
+    return "\n".join([f"### `{suite}`", "", *(f"- {line}" for line in provenance_lines(store, suite, runs))])
+
+
+def write_readme(
+    store: ResultStore,
+    suites: list[str],
+    out: Path,
+    published: bool = False,
+    tables: dict[str, SuiteTables] | None = None,
+) -> Path:
+    """Write ``README.md``: the head, the provenance of ``suites`` and the column schema.
+
+    ``tables``: suites' tables when already computed (:func:`suite_tables`).
+    """
+    tables = tables or {}
     parts = [_README_HEAD + (_PUBLISHED_NOTES if published else ""), "## How each suite was made", ""]
-    parts += [_provenance(store, s) + "\n" for s in suites]
+    parts += [_provenance(store, s, tables[s].runs if s in tables else None) + "\n" for s in suites]
     parts += ["## Column schema", "", leaderboard.schema_markdown(), ""]
     path = out / "README.md"
     path.write_text("\n".join(parts))
@@ -200,11 +253,41 @@ def write_reports(
             raise ValueError(f"the store at {results} holds no suite {unknown}; it holds {held}")
         names = suites or held
         paths: list[Path] = []
+        tables: dict[str, SuiteTables] = {}
         for suite in names:
-            paths += write_suite(store, suite, out)
+            tables[suite] = suite_tables(store, suite)
+            paths += write_suite(store, suite, out, tables[suite])
         all_suites = sorted(set(store.suites()) | set(names))
-        paths.append(write_readme(store, all_suites, out, published))
+        for suite in all_suites:  # the page shows every suite of the store, not only those rewritten
+            if suite not in tables:
+                tables[suite] = suite_tables(store, suite)
+        paths.append(write_readme(store, all_suites, out, published, tables))
+        pages = [suite_page(store, s, tables[s], out) for s in all_suites]
+        paths.append(html_page.write_page(pages, out))
     return paths
+
+
+def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
+    """What the page shows of ``suite``: its tables, provenance, command, and the figures
+    (heatmaps, horizon) and CSVs that ``out`` holds."""
+    names = [
+        plots.heatmap_name(suite, env_id, env_kwargs, agent)
+        for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
+            ["env_id", "env_kwargs", "agent"], sort=True
+        )
+    ] + [plots.horizon_name(suite)]
+    return html_page.SuitePage(
+        name=suite,
+        cells=tables.cells,
+        runs=tables.finished,
+        curves=tables.curves,
+        provenance=provenance_lines(store, suite, tables.runs),
+        command=suite_command(store, suite),
+        figures=[f"{name}.svg" for name in names if (out / f"{name}.svg").is_file()],
+        files=[
+            f for f in (f"{suite}.csv", f"{suite}_runs.csv", f"{suite}_horizon.csv") if (out / f).is_file()
+        ],
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -219,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
         "--out",
         dest="leaderboards",
         metavar="DIR",
-        help="where to write CSVs and figures (default: <results>/leaderboards/, as run writes "
+        help="where to write CSVs, figures, README.md and index.html (default: <results>/leaderboards/, as run writes "
         "them; --out is the old name)",
     )
     parser.add_argument(
@@ -229,6 +312,11 @@ def main(argv: list[str] | None = None) -> None:
         "--published",
         action="store_true",
         help="add the notes of the project's published folder (scripts/publish_leaderboards.sh)",
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="open the leaderboard page (index.html) in the default web browser after writing it",
     )
     args = parser.parse_args(argv)
     if not (Path(args.results) / "results.sqlite").is_file():
@@ -240,6 +328,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     for path in paths:
         print(path)
+    if args.open:
+        webbrowser.open((target / html_page.PAGE_NAME).resolve().as_uri())
 
 
 if __name__ == "__main__":

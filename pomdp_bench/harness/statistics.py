@@ -5,6 +5,8 @@
   each, its evaluation episodes (``tests/test_verdict.py`` checks it on simulated
   cells whose truth is known).
 - :func:`iqm_interval`: the interquartile mean with a seed-level interval (rliable's IQM).
+- :func:`curve_band`: a 95% bootstrap band of the mean learning curve over seeds (the
+  leaderboard page's curves).
 - :func:`censored_median`: the Kaplan-Meier median of a time to an event where some
   runs never had it (``lifelines``), and its 95% interval; :func:`solve_statistics`
   applies it to steps- and seconds-to-solve (``tests/test_statistics.py`` checks its
@@ -119,6 +121,37 @@ def iqm_interval(values: np.ndarray) -> tuple[float, float, float]:
         random_state=0,
     ).confidence_interval
     return iqm, float(ci.low), float(ci.high)
+
+
+def curve_band(
+    values: np.ndarray, n_resamples: int = 2000, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over seeds at each point of a learning curve, with a 95% percentile bootstrap band.
+
+    ``values`` is ``[n_seeds, n_points]``, NaN where a seed has no value (a run that
+    stopped early). At each point the seeds with a value are resampled with replacement
+    ``n_resamples`` times (``numpy.random.Generator``, fixed ``random_state``: the same
+    curves give the same band), as seaborn's ``errorbar=("ci", 95)`` does for the
+    figures. One seed, or all equal, gives a zero-width band; none gives NaN.
+
+    Returns:
+        ``(mean, low, high)``, each ``[n_points]``.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    points = values.shape[1]
+    mean, low, high = (np.full(points, np.nan) for _ in range(3))
+    rng = np.random.default_rng(random_state)
+    for j in range(points):
+        present = values[~np.isnan(values[:, j]), j]
+        if len(present) == 0:
+            continue
+        mean[j] = present.mean()
+        if len(present) == 1 or np.all(present == present[0]):
+            low[j] = high[j] = mean[j]
+            continue
+        resampled = present[rng.integers(0, len(present), size=(n_resamples, len(present)))].mean(axis=1)
+        low[j], high[j] = np.percentile(resampled, [2.5, 97.5])
+    return mean, low, high
 
 
 def censored_median(durations: np.ndarray, observed: np.ndarray) -> tuple[float, float, float]:
