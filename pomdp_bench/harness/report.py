@@ -56,6 +56,11 @@ by hand. Every number here comes from runs that the command listed under its
 suite repeats (finished runs are skipped, so rerunning it on the same store only
 regenerates these files).
 
+To browse them, open `index.html` in this folder in a web browser (it works from
+disk, with no server or network): a table per suite to sort and filter, each
+cell's interval drawn against its ceiling and optimum, and its learning curves
+and per-seed returns.
+
 Cells are `(env, env kwargs, agent, memory, bptt_length)`. Statistics are over
 seeds: the mean, the interquartile mean, and a 95% *two-level* percentile bootstrap
 interval of the mean (9,999 resamples, fixed seed): each resample draws the seeds
