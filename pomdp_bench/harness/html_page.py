@@ -55,7 +55,6 @@ class SuitePage:
         runs: the runs behind those cells (the runs table's columns, with ``episode_returns``).
         curves: ``run_key, timesteps, mean_return``: the runs' learning curves.
         provenance: how the suite was made, one Markdown line each (the README's).
-        command: the command that reproduces the suite.
         figures: file names of its figures beside the page (heatmaps, horizon).
         files: file names of its CSVs beside the page.
     """
@@ -65,7 +64,6 @@ class SuitePage:
     runs: pd.DataFrame
     curves: pd.DataFrame
     provenance: list[str]
-    command: str
     figures: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 

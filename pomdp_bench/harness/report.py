@@ -273,7 +273,7 @@ def write_reports(
 
 
 def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
-    """What the page shows of ``suite``: its tables, provenance, command, and the figures
+    """What the page shows of ``suite``: its tables, provenance, and the figures
     (heatmaps, horizon) and CSVs that ``out`` holds."""
     names = [
         plots.heatmap_name(suite, env_id, env_kwargs, agent)
@@ -287,7 +287,6 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         runs=tables.finished,
         curves=tables.curves,
         provenance=provenance_lines(store, suite, tables.runs),
-        command=suite_command(store, suite),
         figures=[f"{name}.svg" for name in names if (out / f"{name}.svg").is_file()],
         files=[
             f for f in (f"{suite}.csv", f"{suite}_runs.csv", f"{suite}_horizon.csv") if (out / f).is_file()
