@@ -146,13 +146,13 @@ def _find(candidates: tuple[str, ...]) -> str | None:
     return None
 
 
-@pytest.fixture()
-def browser(tmp_path: Path) -> Any:
-    """Headless Chromium under Selenium, driver path given (Selenium Manager never runs)."""
+@pytest.fixture(scope="module")
+def browser_paths() -> tuple[str, str]:
+    """``(chromium, chromedriver)``, or a skip naming what to install (checked before the
+    page is built, so a machine without a browser skips at once)."""
     missing = []
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
+        import selenium  # noqa: F401
     except ImportError:
         missing.append("selenium")
     chromium, driver_path = _find(CHROMIUM), _find(CHROMEDRIVER)
@@ -164,6 +164,17 @@ def browser(tmp_path: Path) -> Any:
         if os.environ.get("POMDP_BENCH_BROWSER_TESTS") == "required":
             pytest.fail(message)
         pytest.skip(message)
+    assert chromium is not None and driver_path is not None
+    return chromium, driver_path
+
+
+@pytest.fixture()
+def browser(browser_paths: tuple[str, str], tmp_path: Path) -> Any:
+    """Headless Chromium under Selenium, driver path given (Selenium Manager never runs)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = browser_paths
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for argument in (
@@ -196,7 +207,7 @@ def _column(driver: Any, table: Any, key: str) -> list[float | None]:
 
 
 def test_the_page_sorts_filters_and_draws_a_cells_curves_in_chromium(
-    built: tuple[Path, Path], browser: Any, tmp_path: Path
+    browser_paths: tuple[str, str], built: tuple[Path, Path], browser: Any, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
