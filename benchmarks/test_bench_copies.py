@@ -2,8 +2,8 @@
 
     pytest benchmarks/test_bench_copies.py --benchmark-only
 
-TMaze-v1 with a 10-cell corridor at ``agents/ppo.yaml``'s TMaze settings (32 steps
-per copy and rollout, 4 minibatches, 4 epochs, heads [32]), each memory kind at
+TMaze-v1 with a 10-cell corridor at ``agents/ppo.yaml``'s TMaze settings for corridors
+up to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]), each memory kind at
 hidden size 64, with 16 and with 256 copies. Two benchmarks per (kind, copies):
 
 - ``rollout``: one rollout (``items_per_call`` = copies x 32 env steps), the memory
@@ -29,7 +29,8 @@ COPIES = (16, 256)
 
 def _agent(kind: str, copies: int) -> PPO:
     memory = None if kind == "none" else {"kind": kind, "hidden_size": 64}
-    settings = PPOSettings.tuned("TMaze-v1", n_envs=copies, seed=0)
+    # The settings tuned at corridor 5 (32 steps per copy and rollout), on corridor 10.
+    settings = PPOSettings.tuned("TMaze-v1", {"corridor_length": 5}, n_envs=copies, seed=0)
     model = PPO("TMaze-v1", memory, env_kwargs={"corridor_length": 10}, settings=settings, device="cpu")
     model.learn(model.settings.rollout_size)  # one rollout and update: the caches warmed up
     return model

@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--setting", default="native", help="a label for the kernel setting, echoed per row")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per test")
     parser.add_argument(
-        "--only", choices=["memory", "ppo", "sac"], nargs="*", default=["memory", "ppo", "sac"]
+        "--only",
+        choices=["memory", "ppo", "long", "sac"],
+        nargs="*",
+        default=["memory", "ppo", "long", "sac"],
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -50,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
             for env_id in lt.PPO_TASKS:
                 outcome, _ = lt.train_ppo(env_id, {"kind": "gru", "hidden_size": 32}, seed)
                 row(f"ppo_gru[{env_id}]", seed, outcome)
+        if "long" in args.only:
+            outcome, _ = lt.train_long_recall(seed)
+            row("ppo_lstm[CueRecall-v0 delay 20]", seed, outcome)
         if "sac" in args.only:
             for task in ("tmaze", "cue_recall"):
                 outcome, _ = lt.train_sac(task, seed, budget=3 * lt.SAC_TASKS[task][3])

@@ -19,6 +19,7 @@ import yaml
 from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings
 from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
 from pomdp_bench.cards import data_dir
+from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MemoryConfig
 
 DATA = Path(__file__).parent / "data"
@@ -114,10 +115,35 @@ def test_every_tuned_entry_is_valid_settings(agent_name, settings_class) -> None
     table = yaml.safe_load((data_dir("agents") / f"{agent_name}.yaml").read_text())
     assert table
     for env_id, entry in table.items():
-        settings = settings_class.make(**entry)
-        if settings.n_envs is not None:
-            settings.resolve(settings.n_envs)
+        entry = dict(entry)
+        bands = entry.pop("horizons", None) or {0: {}}
+        for band in bands.values():  # each horizon band laid over the entry
+            settings = settings_class.make(**{**entry, **band})
+            if settings.n_envs is not None:
+                settings.resolve(settings.n_envs)
         assert env_id
+
+
+def test_horizon_bands_choose_the_settings_by_the_env_kwargs_horizon() -> None:
+    entry = yaml.safe_load((data_dir("agents") / "ppo.yaml").read_text())["TMaze-v1"]
+    bands = entry["horizons"]
+    bounds = sorted(bands)
+    assert len(bounds) >= 2
+
+    def expected(bound: int) -> int:
+        return {**entry, **bands[bound]}["n_steps"]
+
+    for bound in bounds:  # TMaze's horizon is its corridor length
+        assert PPOSettings.tuned("TMaze-v1", {"corridor_length": bound}).n_steps == expected(bound)
+    between = PPOSettings.tuned("TMaze-v1", {"corridor_length": bounds[0] + 1})
+    assert between.n_steps == expected(bounds[1])  # the smallest band that covers the horizon
+    beyond = PPOSettings.tuned("TMaze-v1", {"corridor_length": bounds[-1] + 1}, n_epochs=1)
+    assert beyond.n_steps == expected(bounds[-1]) and beyond.n_epochs == 1
+    model = PPO.from_tuned("TMaze-v1", "gru", env_kwargs={"corridor_length": bounds[1]})
+    assert model.settings.n_steps == expected(bounds[1])
+    assert agent_hyperparams("ppo", "TMaze-v1", {"corridor_length": bounds[1]})["n_steps"] == expected(
+        bounds[1]
+    )
 
 
 @pytest.mark.parametrize("agent_class", [PPO, SAC])

@@ -70,7 +70,7 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "gru", "hidden": 3}, r"unknown memory setting\(s\) \['hidden'\]; valid keys"),
         ({"hidden_size": 3}, "needs a 'kind'"),
         ({"kind": "transformer", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
-        ({"kind": "gru", "init": "gpt2"}, r"valid for 'gru': \[None, 'orthogonal'\]"),
+        ({"kind": "gru", "init": "gpt2"}, r"valid for 'gru': \[None, 'orthogonal', 'forget_bias'\]"),
         ({"kind": "mamba", "init": "xavier"}, "init must be None or one of"),
         ({"kind": "gru", "hidden_size": 0}, "hidden_size must be >= 1"),
         ({"kind": "framestack", "window": 0}, "window must be >= 1"),
@@ -313,6 +313,7 @@ def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
         ("gru", None),
         ("gru", "orthogonal"),
         ("lstm", "orthogonal"),
+        ("lstm", "forget_bias"),
         ("transformer", None),
         ("transformer", "gpt2"),
         ("mamba", None),
@@ -333,6 +334,17 @@ def test_inits_do_what_they_say():
             assert not p.any()
         else:  # [4H, in] with 4H >= in: orthonormal columns
             torch.testing.assert_close(p.t() @ p, torch.eye(p.shape[1]), atol=1e-5, rtol=0)
+    for kind in ("gru", "lstm"):  # the second gate (LSTM's forget, GRU's update) biased open
+        memory = build_memory(
+            {"kind": kind, "hidden_size": 8, "num_layers": 2, "init": "forget_bias"}, input_size=D
+        )
+        for name, p in memory.rnn.named_parameters():
+            if name.startswith("bias_hh"):
+                assert not p.any()
+            elif name.startswith("bias_ih"):
+                expected = torch.zeros_like(p)
+                expected[8:16] = 2.0
+                assert torch.equal(p, expected), name
     transformer = build_memory({"kind": "transformer", "hidden_size": 64, "init": "gpt2"}, input_size=D)
     kernels = torch.cat([m.weight.flatten() for m in transformer.modules() if isinstance(m, nn.Linear)])
     assert abs(kernels.std().item() - 0.02) < 0.001

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from learning_tasks import PPO_TASKS, majority, train_ppo
+from learning_tasks import LONG_RECALL_BUDGET, PPO_TASKS, majority, train_long_recall, train_ppo
 
 torch.set_num_threads(1)
 
@@ -51,3 +51,17 @@ def test_feedforward_does_not(env_id: str) -> None:
         assert outcome.solved_at is None and outcome.final < 0.9, (seed, outcome, evals)
         at_ceiling.append(abs(np.mean(evals[-3:]) - ceiling) < 0.2)
     assert majority(at_ceiling), at_ceiling  # it does learn what a memoryless policy can
+
+
+# The long-horizon recipe (agents/ppo.yaml's delay-21 band, an LSTM with init="forget_bias"),
+# CueRecall delay 20, budget 150k: final returns of seeds 0-4, native and SSE4.1 kernels alike,
+# 0.82, 0.82, 1.0, 1.0, 1.0 (seeds 2-4 reach the 0.95 check at 28k-79k steps; 0 and 1 settle
+# on recalling 3 of the 4 cues). The ceiling is 0.25; with torch's default init the LSTM stayed
+# near it at 500k steps (3 seeds, README "Time to an answer").
+def test_lstm_with_an_open_forget_gate_recalls_across_20_steps() -> None:
+    finals = []
+    for seed in range(3):
+        outcome, _ = train_long_recall(seed)
+        assert outcome.budget == LONG_RECALL_BUDGET
+        finals.append(outcome.final)
+    assert all(final >= 0.6 for final in finals), finals

@@ -163,7 +163,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
         memory: MemoryConfig | Mapping[str, Any] | str | None = None,
         **kwargs: Any,
     ) -> AgentT:
-        """The agent with the settings tuned for ``env_id`` (``agents/<agent>.yaml``), e.g.
+        """The agent with the settings tuned for ``env_id`` (``agents/<agent>.yaml``; for
+        ``env_kwargs``, the band of their memory horizon where the entry has one), e.g.
         ``PPO.from_tuned("TMaze-v1", "gru", env_kwargs={"corridor_length": 5})``; other
         keywords as the constructor's, settings among them overriding the tuned ones.
         (``PPO(env_id, memory)`` uses the library's defaults, not the tuned settings.)
@@ -171,7 +172,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
         Raises:
             ValueError: no tuned entry for ``env_id`` (the message lists the ids that have one).
         """
-        settings = kwargs.pop("settings", None) or cls.settings_class.tuned(env_id)
+        settings = kwargs.pop("settings", None) or cls.settings_class.tuned(env_id, kwargs.get("env_kwargs"))
         return cls(env_id, memory, settings=settings, **kwargs)
 
     @abc.abstractmethod

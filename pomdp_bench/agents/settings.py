@@ -45,11 +45,31 @@ def _hyperparameter_file(agent: str) -> dict[str, Any]:
     return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 
-def tuned_hyperparameters(agent: str, env_id: str) -> dict[str, Any]:
+def tuned_hyperparameters(
+    agent: str, env_id: str, env_kwargs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The tuned settings of ``agent`` (``"ppo"``, ``"sac"``) for ``env_id`` from
-    ``agents/<agent>.yaml``: the env id's entry, else its ``default`` entry, else none."""
+    ``agents/<agent>.yaml``: the env id's entry, else its ``default`` entry, else none.
+
+    An entry may hold ``horizons: {H: {...}, ...}``: settings for memory horizons up to
+    ``H`` (the env card's horizon for ``env_kwargs``), laid over the rest of the entry.
+    The smallest band that covers the horizon applies; beyond the largest, the largest.
+    """
     table = _hyperparameter_file(agent)
-    return dict(table.get(env_id, table.get("default", {})) or {})
+    entry = dict(table.get(env_id, table.get("default", {})) or {})
+    return _horizon_band(entry, env_id, env_kwargs)
+
+
+def _horizon_band(entry: dict[str, Any], env_id: str, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    bands = entry.pop("horizons", None)
+    if not bands:
+        return entry
+    from pomdp_bench.cards import get_card
+
+    horizon = get_card(env_id).horizon_for(dict(env_kwargs or {}))
+    bounds = sorted(int(bound) for bound in bands)
+    chosen = next((bound for bound in bounds if horizon <= bound), bounds[-1])
+    return {**entry, **dict(bands[chosen] or {})}
 
 
 class AgentSettings:
@@ -82,9 +102,11 @@ class AgentSettings:
         return dataclasses.replace(base, **changes)  # type: ignore[type-var]
 
     @classmethod
-    def tuned(cls: type[S], env_id: str, **changes: Any) -> S:
-        """The settings tuned for ``env_id`` (its entry in ``agents/<agent>.yaml``), with
-        ``changes``. The plain constructor uses the library's defaults instead.
+    def tuned(cls: type[S], env_id: str, env_kwargs: Mapping[str, Any] | None = None, **changes: Any) -> S:
+        """The settings tuned for ``env_id`` (its entry in ``agents/<agent>.yaml``; for
+        ``env_kwargs``, the band of their memory horizon where the entry has
+        ``horizons``), with ``changes``. The plain constructor uses the library's
+        defaults instead.
 
         Raises:
             ValueError: the file has no entry for ``env_id``; the message lists those it has.
@@ -96,7 +118,7 @@ class AgentSettings:
                 f"agents/{cls.agent.lower()}.yaml has no tuned {cls.agent} settings for {env_id!r}; "
                 f"it has {known}. Use {cls.__name__}() for the library defaults."
             )
-        return cls.make(**{**dict(table[env_id] or {}), **changes})
+        return cls.make(**{**tuned_hyperparameters(cls.agent.lower(), env_id, env_kwargs), **changes})
 
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:

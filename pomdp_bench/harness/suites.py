@@ -141,11 +141,12 @@ def load_suite(name: str) -> Suite:
     )
 
 
-def agent_hyperparams(agent: str, env_id: str) -> dict[str, Any]:
-    """The tuned kwargs of ``agent`` for ``env_id`` from ``agents/<agent>.yaml``."""
+def agent_hyperparams(agent: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The tuned kwargs of ``agent`` for ``env_id`` (and the horizon band of
+    ``env_kwargs``) from ``agents/<agent>.yaml``."""
     from pomdp_bench.agents.settings import tuned_hyperparameters  # imports torch
 
-    return tuned_hyperparameters(agent, env_id)
+    return tuned_hyperparameters(agent, env_id, env_kwargs)
 
 
 def _check_hyperparams(suite: str, agent: str, env_id: str, hyperparams: dict[str, Any]) -> None:
@@ -190,7 +191,9 @@ def expand(
             if envs and env_id not in envs:
                 continue
             card = get_card(env_id)
-            hp = agent_hyperparams(agent, env_id) | dict(group.get("hyperparams") or {})
+            hp = agent_hyperparams(agent, env_id, env.get("env_kwargs")) | dict(
+                group.get("hyperparams") or {}
+            )
             hp |= dict(env.get("hyperparams") or {})
             _check_hyperparams(suite.name, agent, env_id, hp)
             budget = steps if steps is not None else env.get("steps")

@@ -28,14 +28,16 @@ ProgressFn = Callable[[str, int, int], None]
 def agent_settings(spec: RunSpec) -> Any:
     """The settings ``spec``'s agent is built from: the hyperparameters (from
     ``agents/<agent>.yaml`` and the suite), then the run's memory, seed and BPTT length
-    (PPO's ``bptt_length``; SAC's ``sequence_length`` when the spec has one, winning over
-    the tuned file's)."""
+    (PPO's ``bptt_length``; SAC's ``sequence_length``) where the spec has one, winning
+    over the hyperparameters'."""
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
     changes: dict[str, Any] = {**spec.hyperparams, "memory": spec.memory, "seed": spec.agent_seed()}
     if spec.agent in ("ppo", "sb3_ppo"):
-        if spec.agent == "ppo" or spec.bptt_length is not None:
+        if spec.bptt_length is not None:
             changes["bptt_length"] = spec.bptt_length
+        elif spec.agent == "sb3_ppo":  # RecurrentPPO cuts at episode starts: no tuned pieces
+            changes.pop("bptt_length", None)
         return PPOSettings.make(**changes)
     if spec.agent == "sac":
         if spec.bptt_length is not None:

@@ -42,7 +42,7 @@ from pomdp_bench.memory import MEMORY_KINDS
 # sample_settings. Invalid combinations (minibatches that do not divide a rollout)
 # are refused by the settings and the trial is pruned.
 PPO_CHOICES: dict[str, list[Any]] = {
-    "n_envs": [8, 16, 32, 64],
+    "n_envs": [8, 16, 32, 64, 128],
     "n_steps": [16, 32, 64, 128, 256],
     "num_minibatches": [1, 2, 4, 8],
     "n_epochs": [2, 4, 8, 10],
@@ -65,8 +65,8 @@ def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any
     """One trial's hyperparameters and the memory's hidden size.
 
     PPO: the categorical choices above, a log-uniform learning rate in [1e-4, 1e-2]
-    (constant or decaying linearly to 0), a log-uniform entropy bonus in [1e-4, 0.05]
-    and the head widths. SAC: its choices above, a log-uniform learning rate in
+    (constant or decaying linearly to 0), a log-uniform entropy bonus in [1e-4, 0.05],
+    one memory for actor and critic or one each, and the head widths. SAC: its choices above, a log-uniform learning rate in
     [1e-4, 3e-3], a sequence length and burn-in around the horizon.
     """
     hp: dict[str, Any] = {}
@@ -79,12 +79,26 @@ def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any
             f"lin_{rate:.3g}" if trial.suggest_categorical("lr_decay", [True, False]) else rate
         )
         hp["ent_coef"] = trial.suggest_float("ent_coef", 1e-4, 0.05, log=True)
+        hp["shared_memory"] = trial.suggest_categorical("shared_memory", [False, True])
     else:
         hp["learning_rate"] = trial.suggest_float("learning_rate", 1e-4, 3e-3, log=True)
         hp["sequence_length"] = trial.suggest_categorical("sequence_length", [8, 16, 32, 64])
         hp["burn_in"] = trial.suggest_categorical("burn_in", [0, horizon])
         hp["learning_starts"] = max(1000, (hp["burn_in"] + hp["sequence_length"] + 2) * hp["n_envs"])
     return hp, int(trial.suggest_categorical("hidden_size", HIDDEN_SIZES))
+
+
+def memory_config(trial: Any, kind: str, hidden: int) -> dict[str, Any]:
+    """The trial's memory: ``kind`` at ``hidden`` units; gru and lstm also try
+    ``init="forget_bias"`` against torch's default."""
+    if kind == "none":
+        return {"kind": kind}
+    memory: dict[str, Any] = {"kind": kind, "hidden_size": hidden}
+    if kind in ("gru", "lstm"):
+        init = trial.suggest_categorical("memory_init", ["default", "forget_bias"])
+        if init != "default":
+            memory["init"] = init
+    return memory
 
 
 def run_value(result: RunResult, cap: int, penalty: float, objective: str = "steps") -> float:
@@ -119,9 +133,7 @@ class Objective:
 
         args = self.args
         hp, hidden = sample_settings(trial, args.agent, self.horizon)
-        memory = (
-            {"kind": args.memory} if args.memory == "none" else {"kind": args.memory, "hidden_size": hidden}
-        )
+        memory = memory_config(trial, args.memory, hidden)
         settings_class = PPOSettings if args.agent == "ppo" else SACSettings
         try:
             settings_class.make(memory=memory, **hp).resolve(hp["n_envs"])
@@ -237,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"study {study_name}: no trial completed (all pruned or failed)", file=sys.stderr)
         return 1
     best = study.best_trial
-    hp, hidden = sample_settings(optuna.trial.FixedTrial(best.params), args.agent, horizon)
+    fixed = optuna.trial.FixedTrial(best.params)
+    hp, hidden = sample_settings(fixed, args.agent, horizon)
+    memory = memory_config(fixed, args.memory, hidden)
     command = "python -m pomdp_bench.tune " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     solved = all(v == "solved" for k, v in best.user_attrs.items() if k.startswith("seed_"))
     comment = [
@@ -245,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# {len(study.trials)} trials ({len(done)} completed), {args.seeds} seeds each, cap {args.steps} steps;",
         f"# best: mean {args.objective} to solve {best.value:.0f}"
         + ("" if solved else f" (some seeds did not solve: they count as cap x {args.penalty})")
-        + f", memory hidden_size {hidden}.",
+        + f", memory {memory}.",
     ]
     entry = yaml.safe_dump({args.env: hp}, sort_keys=False, default_flow_style=None)
     text = "\n".join(comment) + "\n" + entry

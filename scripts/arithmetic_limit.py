@@ -1,0 +1,137 @@
+"""How close PPO's update comes to this CPU's arithmetic limit, per memory kind and copies.
+
+For TMaze-v1 (corridor 10) at ``agents/ppo.yaml``'s TMaze settings for corridors up
+to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]) with each memory kind at hidden size
+64 (the set-up of ``benchmarks/test_bench_copies.py``), and 16, 64, 256 and 1024
+copies, it measures on one thread:
+
+- the time of one rollout and of one update (median of ``--rounds``), as env steps/s;
+- the floating-point work of one update: the matrix products that
+  ``torch.utils.flop_counter.FlopCounterMode`` counts (forward and backward), plus
+  what it cannot see: oneDNN's fused LSTM layer (``2 * 4H(D + H)`` per step forward,
+  twice that backward) and Mamba's selective scan (about 20 elementwise operations
+  per state element and step, forward and backward);
+- this CPU's peak: the best single-thread ``torch.mm`` rate over square sizes 128 to
+  1024 and over the update's own product shapes.
+
+The arithmetic limit is the update's work over that peak, as env steps/s: what the
+update would reach if every operation ran at matmul speed with no overhead. The gap
+between it and the measured rate is overhead (Python, operator dispatch, small
+kernels) or memory traffic (elementwise work). Prints a Markdown table.
+
+    python scripts/arithmetic_limit.py [--copies 16 64 256 1024] [--kinds none gru ...]
+
+Run it alone on the machine: it measures speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from functools import partial
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from pomdp_bench.agents.ppo import PPO
+from pomdp_bench.agents.settings import PPOSettings
+
+KINDS = ("none", "gru", "lstm", "transformer", "mamba")
+HIDDEN = 64
+SCAN_OPS_PER_ELEMENT = 20  # selective_scan: 3 forward passes and 3 backward, ~3-4 ops each
+
+
+def _agent(kind: str, copies: int) -> PPO:
+    memory = None if kind == "none" else {"kind": kind, "hidden_size": HIDDEN}
+    # The settings tuned at corridor 5 (32 steps per copy and rollout), on corridor 10.
+    settings = PPOSettings.tuned("TMaze-v1", {"corridor_length": 5}, n_envs=copies, seed=0)
+    model = PPO("TMaze-v1", memory, env_kwargs={"corridor_length": 10}, settings=settings, device="cpu")
+    model.learn(model.settings.rollout_size)  # one rollout and update: caches warmed up
+    return model
+
+
+def _uncounted_flops(model: PPO) -> float:
+    """Work of one update that FlopCounterMode does not see (fused LSTM, Mamba's scan)."""
+    s = model.settings
+    memory = s.memory
+    if memory is None or memory.kind not in ("lstm", "mamba"):
+        return 0.0
+    step_samples = s.rollout_size * s.n_epochs * 2  # actor and critic each have a memory
+    if memory.kind == "lstm":
+        width = model.observation_space.shape[0]
+        per_step = 2 * 4 * HIDDEN * (width + HIDDEN) * 3  # forward, and backward twice that
+        return float(step_samples * per_step * memory.num_layers)
+    inner = memory.expand * HIDDEN
+    return float(step_samples * memory.d_state * inner * SCAN_OPS_PER_ELEMENT * memory.num_layers)
+
+
+def _update_flops(model: PPO) -> float:
+    model._collect_rollout()
+    with FlopCounterMode(display=False) as counter:
+        model._update(0.5)
+    return counter.get_total_flops() + _uncounted_flops(model)
+
+
+def _median_seconds(fn, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _repeat_mm(a: torch.Tensor, b: torch.Tensor, reps: int) -> None:
+    for _ in range(reps):
+        torch.mm(a, b)
+
+
+def matmul_peak(extra_shapes: list[tuple[int, int, int]]) -> tuple[float, str]:
+    """Best single-thread ``torch.mm`` rate (FLOP/s) over square and given shapes."""
+    best, where = 0.0, ""
+    shapes = [(n, n, n) for n in (128, 256, 512, 1024)] + extra_shapes
+    for m, k, n in shapes:
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        torch.mm(a, b)
+        reps = max(3, int(2e9 / (2 * m * k * n)))
+        seconds = _median_seconds(partial(_repeat_mm, a, b, reps), 3) / reps
+        rate = 2 * m * k * n / seconds
+        if rate > best:
+            best, where = rate, f"{m}x{k} @ {k}x{n}"
+    return best, where
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--copies", type=int, nargs="+", default=[16, 64, 256, 1024])
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    rows_per_minibatch = [c * 32 // 4 for c in args.copies]
+    peak, where = matmul_peak([(r, HIDDEN, 4 * HIDDEN) for r in rows_per_minibatch])
+    print(f"torch {torch.__version__}, one thread; matmul peak {peak / 1e9:.1f} GFLOP/s ({where})\n")
+    print(
+        "| memory | copies | rollout steps/s | update steps/s | update MFLOP | update GFLOP/s "
+        "| arithmetic limit, steps/s | share of the limit |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for kind in args.kinds:
+        for copies in args.copies:
+            model = _agent(kind, copies)
+            size = model.settings.rollout_size
+            rollout = _median_seconds(model._collect_rollout, args.rounds)
+            flops = _update_flops(model)
+            update = _median_seconds(partial(model._update, 0.5), args.rounds)
+            limit = size / (flops / peak)
+            print(
+                f"| {kind} | {copies} | {size / rollout:,.0f} | {size / update:,.0f} | {flops / 1e6:,.1f} "
+                f"| {flops / update / 1e9:.1f} | {limit:,.0f} | {size / update / limit:.0%} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
