@@ -102,3 +102,23 @@ def test_constant_policies_are_not_flagged_and_a_little_memory_is(env_id: str, p
           f"p={p_right} flagged {power:.3f}")  # fmt: skip
     assert false_positive <= 0.03, false_positive
     assert power >= 0.90, power
+
+
+def test_the_learning_curve_band_covers_the_true_mean_and_skips_missing_seeds() -> None:
+    # Simulated curves whose truth is known: 10 seeds, 3 points, returns N(mu_j, 0.2).
+    rng = np.random.default_rng(0)
+    truth = np.array([0.0, 0.5, 1.0])
+    covered, trials = np.zeros(3), 300
+    for trial in range(trials):
+        values = truth + rng.normal(0.0, 0.2, size=(10, 3))
+        mean, low, high = statistics.curve_band(values, n_resamples=999, random_state=trial)
+        np.testing.assert_allclose(mean, values.mean(axis=0))
+        covered += (low <= truth) & (truth <= high)
+    # A percentile bootstrap over 10 normal seeds is about mean +- 1.96 * sqrt(9/10) standard
+    # errors: it covers P(|t_9| < 1.86) = 0.90 of the time, not 95% (300 trials: +-0.017).
+    assert np.all(np.abs(covered / trials - 0.90) < 0.06), covered / trials
+    values = np.array([[1.0, np.nan, np.nan], [1.0, 2.0, np.nan]])
+    mean, low, high = statistics.curve_band(values)
+    assert mean[0] == low[0] == high[0] == 1.0  # all equal: zero width
+    assert mean[1] == low[1] == high[1] == 2.0  # one seed: zero width
+    assert np.isnan(mean[2]) and np.isnan(low[2])  # none

@@ -130,9 +130,10 @@ def curve_band(
 
     ``values`` is ``[n_seeds, n_points]``, NaN where a seed has no value (a run that
     stopped early). At each point the seeds with a value are resampled with replacement
-    ``n_resamples`` times (``numpy.random.Generator``, fixed ``random_state``: the same
-    curves give the same band), as seaborn's ``errorbar=("ci", 95)`` does for the
-    figures. One seed, or all equal, gives a zero-width band; none gives NaN.
+    ``n_resamples`` times (``scipy.stats.bootstrap``, percentile method, fixed
+    ``random_state``: the same curves give the same band), as seaborn's
+    ``errorbar=("ci", 95)`` does for the figures. One seed, or all equal, gives a
+    zero-width band; none gives NaN.
 
     Returns:
         ``(mean, low, high)``, each ``[n_points]``.
@@ -149,8 +150,10 @@ def curve_band(
         if len(present) == 1 or np.all(present == present[0]):
             low[j] = high[j] = mean[j]
             continue
-        resampled = present[rng.integers(0, len(present), size=(n_resamples, len(present)))].mean(axis=1)
-        low[j], high[j] = np.percentile(resampled, [2.5, 97.5])
+        band = stats.bootstrap(
+            (present,), np.mean, n_resamples=n_resamples, method="percentile", random_state=rng
+        ).confidence_interval
+        low[j], high[j] = band.low, band.high
     return mean, low, high
 
 
