@@ -262,10 +262,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
         self._episode_length += 1
         ended = np.flatnonzero(done)
         lengths = self._episode_length[ended].copy()
-        for i in ended:
-            ret = float(self._episode_return[i])
-            self.episode_log.append((self.num_timesteps, ret, int(self._episode_length[i])))
-            self._recent_returns.append(ret)
+        if ended.size:  # no Python loop over copies: fixed-length episodes end in all at once
+            returns = self._episode_return[ended].tolist()
+            self.episode_log.extend(
+                zip([self.num_timesteps] * ended.size, returns, lengths.tolist(), strict=True)
+            )
+            self._recent_returns.extend(returns)
         self._episode_return[done] = 0.0
         self._episode_length[done] = 0
         return ended, lengths
