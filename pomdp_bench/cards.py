@@ -56,6 +56,9 @@ class EnvCard:
     description: str = ""
     ff_ceiling_formula: str = ""
     memory_horizon_formula: str = ""  # the horizon from the kwargs, e.g. "delay + 1"
+    # Where every episode lasts the same number of steps: that number from the kwargs,
+    # e.g. "corridor_length + 1" (tuned settings may then count in episodes, "4T").
+    episode_length_formula: str = ""
     superseded_by: str | None = None  # a newer version of this env that suites now use
 
     def budget_for(self, agent: str) -> int:
@@ -85,6 +88,13 @@ class EnvCard:
         if not self.memory_horizon_formula:
             return int(self.memory_horizon)
         return int(self._evaluate("memory_horizon_formula", self.memory_horizon_formula, env_kwargs))
+
+    def episode_length_for(self, env_kwargs: dict[str, Any] | None = None) -> int | None:
+        """The fixed episode length ``T`` for these env kwargs (the card's
+        ``episode_length_formula``), or ``None`` where episodes vary in length."""
+        if not self.episode_length_formula:
+            return None
+        return int(self._evaluate("episode_length_formula", self.episode_length_formula, env_kwargs))
 
     def _evaluate(self, name: str, formula: str, env_kwargs: dict[str, Any] | None) -> Any:
         """Arithmetic on kwarg names (the card's kwargs, then ``env_kwargs``)."""

@@ -18,7 +18,8 @@ import yaml
 
 from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings
 from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
-from pomdp_bench.cards import data_dir
+from pomdp_bench.agents.settings import count_episodes
+from pomdp_bench.cards import data_dir, get_card
 from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MemoryConfig
 
@@ -117,33 +118,59 @@ def test_every_tuned_entry_is_valid_settings(agent_name, settings_class) -> None
     for env_id, entry in table.items():
         entry = dict(entry)
         bands = entry.pop("horizons", None) or {0: {}}
-        for band in bands.values():  # each horizon band laid over the entry
-            settings = settings_class.make(**{**entry, **band})
+        for bound, band in bands.items():  # each band laid over the entry, at its own horizon
+            episode_length = (
+                get_card(env_id).episode_length_for(_kwargs_with_horizon(env_id, bound)) if bound else None
+            )
+            settings = settings_class.make(**{**entry, **count_episodes(band, episode_length, env_id)})
             if settings.n_envs is not None:
                 settings.resolve(settings.n_envs)
         assert env_id
+
+
+def _kwargs_with_horizon(env_id: str, horizon: int) -> dict:
+    """TMaze's horizon is its corridor length, cue recall's its delay + 1."""
+    if env_id.startswith("TMaze"):
+        return {"corridor_length": max(horizon, 1)}
+    if env_id.startswith("CueRecall"):
+        return {"delay": max(horizon - 1, 1)}
+    return {}
 
 
 def test_horizon_bands_choose_the_settings_by_the_env_kwargs_horizon() -> None:
     entry = yaml.safe_load((data_dir("agents") / "ppo.yaml").read_text())["TMaze-v1"]
     bands = entry["horizons"]
     bounds = sorted(bands)
-    assert len(bounds) >= 2
+    assert len(bounds) >= 3
 
-    def expected(bound: int) -> int:
-        return {**entry, **bands[bound]}["n_steps"]
+    def expected(bound: int, corridor: int) -> int:  # a band's n_steps at this corridor
+        return count_episodes({**entry, **bands[bound]}, corridor + 1)["n_steps"]
 
-    for bound in bounds:  # TMaze's horizon is its corridor length
-        assert PPOSettings.tuned("TMaze-v1", {"corridor_length": bound}).n_steps == expected(bound)
-    between = PPOSettings.tuned("TMaze-v1", {"corridor_length": bounds[0] + 1})
-    assert between.n_steps == expected(bounds[1])  # the smallest band that covers the horizon
-    beyond = PPOSettings.tuned("TMaze-v1", {"corridor_length": bounds[-1] + 1}, n_epochs=1)
-    assert beyond.n_steps == expected(bounds[-1]) and beyond.n_epochs == 1
-    model = PPO.from_tuned("TMaze-v1", "gru", env_kwargs={"corridor_length": bounds[1]})
-    assert model.settings.n_steps == expected(bounds[1])
-    assert agent_hyperparams("ppo", "TMaze-v1", {"corridor_length": bounds[1]})["n_steps"] == expected(
-        bounds[1]
+    for bound in bounds:
+        assert PPOSettings.tuned("TMaze-v1", {"corridor_length": bound}).n_steps == expected(bound, bound)
+    corridor = bounds[1] + 1  # between two bands: the smallest that covers it
+    between = PPOSettings.tuned("TMaze-v1", {"corridor_length": corridor})
+    assert between.n_steps == expected(bounds[2], corridor)
+    beyond = PPOSettings.tuned("TMaze-v1", {"corridor_length": 2 * bounds[-1]}, n_epochs=1)
+    assert beyond.n_steps == expected(bounds[-1], 2 * bounds[-1]) and beyond.n_epochs == 1
+    model = PPO.from_tuned("TMaze-v1", "gru", env_kwargs={"corridor_length": corridor})
+    assert model.settings.n_steps == expected(bounds[2], corridor)
+    assert agent_hyperparams("ppo", "TMaze-v1", {"corridor_length": corridor})["n_steps"] == expected(
+        bounds[2], corridor
     )
+
+
+def test_bands_count_in_whole_episodes() -> None:
+    # Corridor 15 falls in the corridor-20 band: 4 episodes of 16 steps, one a piece.
+    settings = PPOSettings.tuned("TMaze-v1", {"corridor_length": 15})
+    assert (settings.n_steps, settings.bptt_length) == (64, 16)
+    settings = PPOSettings.tuned("CueRecall-v0", {"delay": 100})  # beyond the largest band
+    assert (settings.n_steps, settings.bptt_length) == (2 * 102, 102)
+    assert count_episodes({"n_steps": 32, "bptt_length": "T"}, 7) == {"n_steps": 32, "bptt_length": 7}
+    with pytest.raises(ValueError, match="no episode_length_formula"):
+        count_episodes({"n_steps": "4T"}, None, "MaskedCartPole-v0")
+    with pytest.raises(ValueError, match=r"n_steps='4 T'.*number of steps or of episodes"):
+        count_episodes({"n_steps": "4 T"}, 11)
 
 
 @pytest.mark.parametrize("agent_class", [PPO, SAC])

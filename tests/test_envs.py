@@ -190,3 +190,19 @@ def test_the_package_top_level_is_lazy() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
     with pytest.raises(AttributeError, match="has no attribute 'PPOO'"):
         pomdp_bench.PPOO  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("env_id", "env_kwargs"), [("TMaze-v1", {"corridor_length": 7}), ("CueRecall-v0", {"delay": 9})]
+)
+def test_a_cards_episode_length_is_the_length_of_every_episode(env_id, env_kwargs) -> None:
+    expected = get_card(env_id).episode_length_for(env_kwargs)
+    env = gym.make(env_id, **env_kwargs)
+    rng = np.random.default_rng(0)
+    for episode in range(5):
+        env.reset(seed=episode)
+        steps, done = 0, False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
+            steps, done = steps + 1, terminated or truncated
+        assert steps == expected, (episode, steps, expected)

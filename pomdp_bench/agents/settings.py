@@ -54,22 +54,52 @@ def tuned_hyperparameters(
     An entry may hold ``horizons: {H: {...}, ...}``: settings for memory horizons up to
     ``H`` (the env card's horizon for ``env_kwargs``), laid over the rest of the entry.
     The smallest band that covers the horizon applies; beyond the largest, the largest.
+    In a band, ``n_steps`` and ``bptt_length`` may count whole episodes, ``"4T"`` or
+    ``"T"``, for envs whose card gives a fixed episode length (:func:`count_episodes`).
     """
     table = _hyperparameter_file(agent)
     entry = dict(table.get(env_id, table.get("default", {})) or {})
-    return _horizon_band(entry, env_id, env_kwargs)
-
-
-def _horizon_band(entry: dict[str, Any], env_id: str, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
     bands = entry.pop("horizons", None)
     if not bands:
         return entry
     from pomdp_bench.cards import get_card
 
-    horizon = get_card(env_id).horizon_for(dict(env_kwargs or {}))
+    card = get_card(env_id)
+    horizon = card.horizon_for(dict(env_kwargs or {}))
     bounds = sorted(int(bound) for bound in bands)
     chosen = next((bound for bound in bounds if horizon <= bound), bounds[-1])
-    return {**entry, **dict(bands[chosen] or {})}
+    band = count_episodes(dict(bands[chosen] or {}), card.episode_length_for(dict(env_kwargs or {})), env_id)
+    return {**entry, **band}
+
+
+# Settings a horizon band may give in episodes ("4T": four episodes' steps).
+EPISODE_SETTINGS = ("n_steps", "bptt_length")
+
+
+def count_episodes(band: dict[str, Any], episode_length: int | None, env_id: str = "") -> dict[str, Any]:
+    """``band`` with each ``"kT"`` value of :data:`EPISODE_SETTINGS` turned into ``k *
+    episode_length`` steps (``"T"``: one episode), so that a rollout holds whole episodes
+    and a piece is one, at every horizon of the band.
+
+    Raises:
+        ValueError: an episode count where the env has no fixed episode length, or a
+            value that is neither a number nor ``"kT"``.
+    """
+    out = dict(band)
+    for name in EPISODE_SETTINGS:
+        value = out.get(name)
+        if not isinstance(value, str):
+            continue
+        count = value[:-1] if value.endswith("T") else None
+        if count is None or not (count == "" or count.isdigit()):
+            raise ValueError(f"{name}={value!r}: give a number of steps or of episodes ('T', '4T')")
+        if episode_length is None:
+            raise ValueError(
+                f"{name}={value!r} counts episodes, but {env_id or 'the env'}'s card gives no "
+                "episode_length_formula (its episodes vary in length); give a number of steps"
+            )
+        out[name] = int(count or 1) * episode_length
+    return out
 
 
 class AgentSettings:
@@ -432,4 +462,11 @@ def parse_ent_coef(ent_coef: str | float) -> tuple[bool, float]:
     )
 
 
-__all__ = ["PPOSettings", "SACSettings", "Schedule", "parse_ent_coef", "tuned_hyperparameters"]
+__all__ = [
+    "PPOSettings",
+    "SACSettings",
+    "Schedule",
+    "count_episodes",
+    "parse_ent_coef",
+    "tuned_hyperparameters",
+]
