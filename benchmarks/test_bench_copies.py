@@ -3,8 +3,8 @@
     pytest benchmarks/test_bench_copies.py --benchmark-only
 
 TMaze-v1 with a 10-cell corridor at ``agents/ppo.yaml``'s TMaze settings for corridors
-up to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]), each memory kind at
-hidden size 64, with 16 and with 256 copies. Two benchmarks per (kind, copies):
+up to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]), each
+memory kind at hidden size 64, with 16 and with 256 copies. Two benchmarks per (kind, copies):
 
 - ``rollout``: one rollout (``items_per_call`` = copies x 32 env steps), the memory
   acting step by step;

@@ -1,9 +1,9 @@
 """How close PPO's update comes to this CPU's arithmetic limit, per memory kind and copies.
 
 For TMaze-v1 (corridor 10) at ``agents/ppo.yaml``'s TMaze settings for corridors up
-to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]) with each memory kind at hidden size
-64 (the set-up of ``benchmarks/test_bench_copies.py``), and 16, 64, 256 and 1024
-copies, it measures on one thread:
+to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]) with each
+memory kind at hidden size 64 (the set-up of ``benchmarks/test_bench_copies.py``), and
+16, 64, 256 and 1024 copies, it measures on one thread:
 
 - the time of one rollout and of one update (median of ``--rounds``), as env steps/s;
 - the floating-point work of one update: the matrix products that
@@ -57,12 +57,14 @@ def _uncounted_flops(model: PPO) -> float:
     memory = s.memory
     if memory is None or memory.kind not in ("lstm", "mamba"):
         return 0.0
-    step_samples = s.rollout_size * s.n_epochs * 2  # actor and critic each have a memory
+    memories = 1 if s.shared_memory else 2  # actor and critic each have one unless shared
+    step_samples = s.rollout_size * s.n_epochs * memories
+    hidden = memory.hidden_size
     if memory.kind == "lstm":
         width = model.observation_space.shape[0]
-        per_step = 2 * 4 * HIDDEN * (width + HIDDEN) * 3  # forward, and backward twice that
+        per_step = 2 * 4 * hidden * (width + hidden) * 3  # forward, and backward twice that
         return float(step_samples * per_step * memory.num_layers)
-    inner = memory.expand * HIDDEN
+    inner = memory.expand * hidden
     return float(step_samples * memory.d_state * inner * SCAN_OPS_PER_ELEMENT * memory.num_layers)
 
 

@@ -64,11 +64,11 @@ def tuned_hyperparameters(
         return entry
     from pomdp_bench.cards import get_card
 
-    card = get_card(env_id)
-    horizon = card.horizon_for(dict(env_kwargs or {}))
+    card, kwargs = get_card(env_id), dict(env_kwargs or {})
+    horizon = card.horizon_for(kwargs)
     bounds = sorted(int(bound) for bound in bands)
     chosen = next((bound for bound in bounds if horizon <= bound), bounds[-1])
-    band = count_episodes(dict(bands[chosen] or {}), card.episode_length_for(dict(env_kwargs or {})), env_id)
+    band = count_episodes(dict(bands[chosen] or {}), card.episode_length_for(kwargs), env_id)
     return {**entry, **band}
 
 

@@ -66,8 +66,9 @@ def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any
 
     PPO: the categorical choices above, a log-uniform learning rate in [1e-4, 1e-2]
     (constant or decaying linearly to 0), a log-uniform entropy bonus in [1e-4, 0.05],
-    one memory for actor and critic or one each, and the head widths. SAC: its choices above, a log-uniform learning rate in
-    [1e-4, 3e-3], a sequence length and burn-in around the horizon.
+    one memory for actor and critic or one each, and the head widths. SAC: its choices
+    above, a log-uniform learning rate in [1e-4, 3e-3], a sequence length and burn-in
+    around the horizon.
     """
     hp: dict[str, Any] = {}
     for name, choices in (PPO_CHOICES if agent == "ppo" else SAC_CHOICES).items():

@@ -77,8 +77,8 @@ class MemoryConfig:
             biases zero; "forget_bias" (gru, lstm): torch's weights, biases zero except
             the gate that keeps the state (LSTM's forget gate, GRU's update gate) at
             ``FORGET_BIAS`` = 2, so an untrained state keeps sigmoid(2) = 88% a step
-            instead of half, and a gradient reaches a cue 20 steps back; "gpt2" (transformer): every linear kernel drawn from
-            N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
+            instead of half, and a gradient reaches a cue 20 steps back; "gpt2"
+            (transformer): every linear kernel drawn from N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
             [0.001, 0.1].
         position_encoding: transformer only. "sinusoidal": a sine/cosine embedding of
             the step's position within its episode is added to the input, so a step
