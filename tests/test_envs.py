@@ -193,7 +193,14 @@ def test_the_package_top_level_is_lazy() -> None:
 
 
 @pytest.mark.parametrize(
-    ("env_id", "env_kwargs"), [("TMaze-v1", {"corridor_length": 7}), ("CueRecall-v0", {"delay": 9})]
+    ("env_id", "env_kwargs"),
+    [
+        ("TMaze-v1", {"corridor_length": 7}),
+        ("TMaze-v0", {"corridor_length": 4}),
+        ("TMazeActive-v1", {"corridor_length": 6}),
+        ("TMazeActive-v0", {"corridor_length": 3}),
+        ("CueRecall-v0", {"delay": 9}),
+    ],
 )
 def test_a_cards_episode_length_is_the_length_of_every_episode(env_id, env_kwargs) -> None:
     expected = get_card(env_id).episode_length_for(env_kwargs)

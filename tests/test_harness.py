@@ -277,11 +277,12 @@ def test_cell_statistics_and_ceilings() -> None:
     assert long["return_ci_low"] <= long["return_mean"] <= long["return_ci_high"]
     assert long["ff_ceiling"] == 0.5 and long["ff_ceiling_source"] == "analytic"
     assert long["normalized_score"] == pytest.approx((0.97 - 0.5) / 0.5)
-    assert bool(long["beats_ceiling"]) and bool(long["learned"])
-    assert not bool(cells.loc[("gru", 4)]["beats_ceiling"])
+    assert bool(long["learned"]) and "beats_ceiling" not in cells.columns
+    assert not bool(cells.loc[("gru", 4)]["learned"])
     assert long["pieces"] == "long" and cells.loc[("gru", 4)]["pieces"] == "short"
     for _, cell in cells.iterrows():
-        assert bool(cell["beats_ceiling"]) == bool(cell["return_ci_low"] > cell["ff_ceiling"])
+        midpoint = (cell["ff_ceiling"] + cell["optimal_return"]) / 2
+        assert bool(cell["learned"]) == bool(cell["return_ci_low"] > midpoint)
 
 
 @pytest.mark.parametrize(("bptt", "expected"), [(4, 0.0), (8, 0.5), (12, 1.0)])

@@ -70,7 +70,13 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "gru", "hidden": 3}, r"unknown memory setting\(s\) \['hidden'\]; valid keys"),
         ({"hidden_size": 3}, "needs a 'kind'"),
         ({"kind": "transformer", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
-        ({"kind": "gru", "init": "gpt2"}, r"valid for 'gru': \[None, 'orthogonal', 'forget_bias'\]"),
+        (
+            {"kind": "gru", "init": "gpt2"},
+            r"valid for 'gru': \[None, 'orthogonal', 'forget_bias', 'chrono'\]",
+        ),
+        ({"kind": "lstm", "init": "chrono"}, "init='chrono' needs timescale"),
+        ({"kind": "lstm", "init": "chrono", "timescale": 1}, "timescale must be >= 2"),
+        ({"kind": "gru", "timescale": 50}, "applies only to init='chrono'"),
         ({"kind": "mamba", "init": "xavier"}, "init must be None or one of"),
         ({"kind": "gru", "hidden_size": 0}, "hidden_size must be >= 1"),
         ({"kind": "framestack", "window": 0}, "window must be >= 1"),
@@ -314,6 +320,7 @@ def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
         ("gru", "orthogonal"),
         ("lstm", "orthogonal"),
         ("lstm", "forget_bias"),
+        ("lstm", "chrono"),
         ("transformer", None),
         ("transformer", "gpt2"),
         ("mamba", None),
@@ -321,7 +328,12 @@ def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
     ],
 )
 def test_same_seed_gives_bit_identical_parameters(kind, init):
-    a, b, c = make(kind, 7, init=init), make(kind, 7, init=init), make(kind, 8, init=init)
+    extra = {"timescale": 20} if init == "chrono" else {}
+    a, b, c = (
+        make(kind, 7, init=init, **extra),
+        make(kind, 7, init=init, **extra),
+        make(kind, 8, init=init, **extra),
+    )
     pa, pb, pc = a.state_dict(), b.state_dict(), c.state_dict()
     assert all(torch.equal(pa[k], pb[k]) for k in pa)
     assert not all(torch.equal(pa[k], pc[k]) for k in pa)
@@ -345,6 +357,19 @@ def test_inits_do_what_they_say():
                 expected = torch.zeros_like(p)
                 expected[8:16] = 2.0
                 assert torch.equal(p, expected), name
+    for kind in ("gru", "lstm"):  # chrono: keep-gate biases log(U(1, T - 1)), LSTM input gate their negative
+        memory = build_memory(
+            {"kind": kind, "hidden_size": 256, "init": "chrono", "timescale": 100}, input_size=D
+        )
+        params = dict(memory.rnn.named_parameters())
+        assert not params["bias_hh_l0"].any()
+        keep = params["bias_ih_l0"][256:512]
+        assert keep.min().item() >= 0.0 and keep.max().item() <= math.log(99) + 1e-6
+        assert keep.exp().mean().item() == pytest.approx(50.0, rel=0.15)  # U(1, 99) has mean 50
+        first = params["bias_ih_l0"][:256]
+        torch.testing.assert_close(first, -keep if kind == "lstm" else torch.zeros_like(first))
+        assert not params["bias_ih_l0"][512:].any()
+    assert "timescale" not in MemoryConfig("gru").to_dict()  # stored run keys stay valid
     transformer = build_memory({"kind": "transformer", "hidden_size": 64, "init": "gpt2"}, input_size=D)
     kernels = torch.cat([m.weight.flatten() for m in transformer.modules() if isinstance(m, nn.Linear)])
     assert abs(kernels.std().item() - 0.02) < 0.001

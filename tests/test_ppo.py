@@ -122,6 +122,27 @@ def test_pieces_start_from_the_collecting_memory(shared: bool) -> None:
     assert buf.dones.any() and not torch.equal(buf.dones, buf.terminated)
 
 
+def test_obs_skip_puts_the_observation_beside_the_memory() -> None:
+    """With ``obs_skip`` the heads read ``[memory(x_t), x_t]``: wider heads, and the
+    action logits change with the present observation even where the memory's output
+    is held fixed."""
+    plain, skip = _gru(), _gru(obs_skip=True)
+    d = skip.policy.obs_size  # MaskedCartPole: position and angle
+    assert skip.policy.actor_trunk.output_size == plain.policy.actor_trunk.output_size + d
+    assert skip.policy.pi_net[0].in_features == 8 + d
+    trunk = skip.policy.actor_trunk
+    x = torch.randn(3, 2, d)
+    y, _ = trunk(x, trunk.initial_state(2), torch.zeros(3, 2, dtype=torch.bool))
+    torch.testing.assert_close(y[..., 8:], x)  # no encoder: the observation itself
+    with torch.no_grad():
+        for p in trunk.memory.parameters():
+            p.zero_()  # memory output now constant (0)
+    y2, _ = trunk(x + 1.0, trunk.initial_state(2), torch.zeros(3, 2, dtype=torch.bool))
+    assert not y2[..., :8].any() and torch.equal(y2[..., 8:], x + 1.0)
+    skip.learn(64)  # and it trains
+    assert skip.settings.obs_skip
+
+
 def test_minibatches_hold_whole_pieces() -> None:
     model = _gru(bptt_length=4, num_minibatches=4)
     model.learn(4 * 16)

@@ -106,15 +106,22 @@ class Trunk(nn.Module):
         encoder: hidden widths of the encoder (empty: none).
         memory: the memory block's settings.
         activation: activation class of the encoder.
+        skip: also output the encoded input beside the memory's output.
     """
 
     def __init__(
-        self, input_size: int, encoder: list[int], memory: MemoryConfig, activation: type[nn.Module]
+        self,
+        input_size: int,
+        encoder: list[int],
+        memory: MemoryConfig,
+        activation: type[nn.Module],
+        skip: bool = False,
     ) -> None:
         super().__init__()
         self.encoder, enc_size = build_mlp(input_size, encoder, activation)
         self.memory = build_memory(memory, input_size=enc_size)
-        self.output_size: int = self.memory.output_size
+        self.skip = skip
+        self.output_size: int = self.memory.output_size + (enc_size if skip else 0)
 
     def initial_state(self, batch_size: int, device: torch.device | None = None) -> MemoryState:
         return tuple(self.memory.initial_state(batch_size, device=device))
@@ -128,9 +135,12 @@ class Trunk(nn.Module):
             episode_starts: ``[T, B]`` bool; the memory of copy ``b`` resets before step ``t``.
 
         Returns:
-            ``(y [T, B, H], state after step T - 1)``
+            ``(y [T, B, H], state after step T - 1)``; with ``skip``, ``y [T, B, H + E]``
+            is the memory's output and the encoded input side by side.
         """
-        return self.memory(self.encoder(x), state, episode_starts)
+        encoded = self.encoder(x)
+        y, state = self.memory(encoded, state, episode_starts)
+        return (torch.cat([y, encoded], dim=-1) if self.skip else y), state
 
 
 class CategoricalHead(nn.Module):
@@ -220,6 +230,7 @@ class ActorCritic(nn.Module):
         net_arch: hidden widths, see :meth:`NetArch.parse`.
         activation: activation name of the MLPs.
         shared_memory: one trunk for actor and critic.
+        obs_skip: the heads read the encoded observation beside the memory's output.
         ortho_init: SB3's orthogonal initialisation of the MLPs and heads
             (gains sqrt(2), 0.01 for the action head, 1 for the value head); the
             memory keeps its own initialisation, as sb3-contrib's LSTMs do.
@@ -236,14 +247,17 @@ class ActorCritic(nn.Module):
         shared_memory: bool = False,
         ortho_init: bool = True,
         log_std_init: float = 0.0,
+        obs_skip: bool = False,
     ) -> None:
         super().__init__()
         self.observation_space = observation_space
         self.obs_size = flat_obs_size(observation_space)
         act = activation_class(activation)
         self.shared_memory = shared_memory
-        self.actor_trunk = Trunk(self.obs_size, net_arch.encoder, memory, act)
-        self.critic_trunk = None if shared_memory else Trunk(self.obs_size, net_arch.encoder, memory, act)
+        self.actor_trunk = Trunk(self.obs_size, net_arch.encoder, memory, act, obs_skip)
+        self.critic_trunk = (
+            None if shared_memory else Trunk(self.obs_size, net_arch.encoder, memory, act, obs_skip)
+        )
         self.pi_net, pi_size = build_mlp(self.actor_trunk.output_size, net_arch.pi, act)
         self.vf_net, vf_size = build_mlp(self.actor_trunk.output_size, net_arch.vf, act)
         self.action_head = make_action_head(action_space, pi_size, log_std_init)

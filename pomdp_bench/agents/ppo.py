@@ -89,6 +89,7 @@ class PPO(Agent[PPOSettings]):
                 NetArch.parse(s.net_arch),
                 activation=s.activation,
                 shared_memory=s.shared_memory,
+                obs_skip=s.obs_skip,
                 ortho_init=s.ortho_init,
                 log_std_init=s.log_std_init,
             ).to(self.device)

@@ -238,6 +238,11 @@ class PPOSettings(AgentSettings):
     shared_memory: bool = False
     """One encoder and memory for actor and critic (both losses train it) instead of
     one each."""
+    obs_skip: bool = False
+    """The heads read the encoded observation beside the memory's output
+    (``[memory(x_t), x_t]``), so the memory need not pass the present on: with gates
+    biased to keep long spans (``init="chrono"``), what the memory writes of the
+    present is faint."""
     net_arch: list[int] | dict[str, list[int]] | None = None
     """Hidden widths: a list for both heads, or a dict with ``pi``, ``vf`` (after the
     memory) and ``encoder`` (before it); ``None`` gives ``pi=vf=[64, 64]`` and no
@@ -262,7 +267,13 @@ class PPOSettings(AgentSettings):
         check_float("vf_coef", self.vf_coef, minimum=0.0)
         check_float("max_grad_norm", self.max_grad_norm, minimum=0.0, strict_minimum=True)
         check_float("log_std_init", self.log_std_init)
-        for name in ("normalize_observations", "normalize_rewards", "shared_memory", "ortho_init"):
+        for name in (
+            "normalize_observations",
+            "normalize_rewards",
+            "shared_memory",
+            "obs_skip",
+            "ortho_init",
+        ):
             check_bool(name, getattr(self, name))
         if self.batch_size is not None:
             check_int("batch_size", self.batch_size, minimum=1)

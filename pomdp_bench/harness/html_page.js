@@ -234,7 +234,6 @@
       ["feedforward ceiling", fmt(cell.ceiling) + " (" + cell.ceiling_source + ")"],
       ["optimum", fmt(cell.optimum)],
       ["normalised score", fmt(cell.score)],
-      ["beats ceiling", yesNo(cell.beats)],
       ["learned", yesNo(cell.learned)],
       ["seeds", cell.n_seeds + (cell.n_failed ? " (" + cell.n_failed + " failed)" : "")],
       ["memory horizon", cell.horizon + " steps"],

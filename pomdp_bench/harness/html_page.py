@@ -89,7 +89,6 @@ _COLUMNS = (
     _Column("return_iqm", "IQM [95%]", "num", ("return_iqm",)),
     _Column("verdict", "interval vs ceiling · optimum", "num", ("ff_ceiling", "optimal_return")),
     _Column("normalized_score", "norm. score", "num", ("normalized_score",)),
-    _Column("beats_ceiling", "beats ceiling", "num", ("beats_ceiling",)),
     _Column("learned", "learned", "num", ("learned",)),
     _Column("steps_to_solve", "steps to solve", "num", ("steps_to_solve",)),
     _Column("steps_per_second", "steps/s", "num", ("steps_per_second",)),
@@ -101,8 +100,8 @@ _PAGE_COLUMNS = {
     "(statistics.iqm_interval, rliable's IQM; not in the CSV)",
     "interval vs ceiling · optimum": "the 95% interval of the mean (bar) and the mean (dot), on a scale "
     "where the feedforward ceiling (dashed) is 0 and the optimum (solid) 1; the short tick is their "
-    "midpoint. Green: learned (the bar starts above the midpoint); blue: beats the ceiling only; grey: "
-    "neither; outlined: fewer than 5 seeds, no verdict. Sorted by the interval's lower end on that scale",
+    "midpoint. Green: learned (the bar starts above the midpoint); grey: "
+    "not learned; outlined: fewer than 5 seeds, no verdict. Sorted by the interval's lower end on that scale",
 }
 
 # The verdict drawing's scale: normalised values from _LOW to _HIGH across the width.
@@ -252,7 +251,6 @@ def _detail(cell: pd.Series, runs: pd.DataFrame, curves: dict[str, np.ndarray]) 
         "ceiling_source": str(cell["ff_ceiling_source"]),
         "optimum": _short(_value(cell["optimal_return"])),
         "score": _short(_value(cell["normalized_score"])),
-        "beats": _flag(cell["beats_ceiling"]),
         "learned": _flag(cell["learned"]),
         "stop_reasons": "" if pd.isna(cell["stop_reasons"]) else str(cell["stop_reasons"]),
         "steps_to_solve": _value(cell["steps_to_solve"]),
@@ -276,13 +274,12 @@ def _verdict_svg(low: float | None, high: float | None, mean: float | None, cell
     def x(v: float) -> float:
         return round(6 + (min(max(v, _LOW), _HIGH) - _LOW) / (_HIGH - _LOW) * 108, 1)
 
-    learned, beats = _flag(cell["learned"]), _flag(cell["beats_ceiling"])
-    kind = "na" if learned is None else "learned" if learned else "beats" if beats else "no"
+    learned = _flag(cell["learned"])
+    kind = "na" if learned is None else "learned" if learned else "no"
     verdict = {
         "na": "no verdict (fewer than 5 seeds)",
         "learned": "learned",
-        "beats": "beats the ceiling, not learned",
-        "no": "does not beat the ceiling",
+        "no": "not learned",
     }[kind]
     label = f"95% interval [{_fmt(low)}, {_fmt(high)}], ceiling {_fmt(ceiling)}, optimum {_fmt(optimum)}: {verdict}"
     left, width = x(lo), x(hi) - x(lo)
@@ -323,7 +320,6 @@ def _row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns: lis
     ceiling, optimum = _value(cell["ff_ceiling"]), _value(cell["optimal_return"])
     steps, speed = _value(cell["steps_to_solve"]), _value(cell["steps_per_second"])
     score = _value(cell["normalized_score"])
-    beats, beats_text = _yes_no(_flag(cell["beats_ceiling"]))
     learned, learned_text = _yes_no(_flag(cell["learned"]))
     steps_title = (
         f' title="95% interval [{_fmt_int(_value(cell["steps_to_solve_ci_low"]))}, '
@@ -357,7 +353,6 @@ def _row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns: lis
             "verdict", _short(_normalised(low, ceiling, optimum)), _verdict_svg(low, high, mean, cell)
         ),
         "normalized_score": _td("normalized_score", _short(score), _fmt(score), "num"),
-        "beats_ceiling": _td("beats_ceiling", beats, beats_text),
         "learned": _td("learned", learned, learned_text),
         "steps_to_solve": _td("steps_to_solve", steps, f"<span{steps_title}>{_fmt_int(steps)}</span>", "num"),
         "steps_per_second": _td("steps_per_second", _short(speed), _fmt_int(speed), "num"),
@@ -495,15 +490,14 @@ def _suite_section(page: SuitePage, details: dict[str, Any]) -> str:
 
 def _legend() -> str:
     """How to read the verdict drawing, with one drawn example."""
-    example = pd.Series({"ff_ceiling": 0.5, "optimal_return": 1.0, "learned": True, "beats_ceiling": True})
+    example = pd.Series({"ff_ceiling": 0.5, "optimal_return": 1.0, "learned": True})
     return (
         '<p class="legend">'
         + _verdict_svg(0.9, 1.0, 0.96, example)
         + " The verdict as a reader decides it: the bar is the 95% interval of the mean return over seeds, "
         "the dot the mean, the dashed line the feedforward ceiling (the best a memoryless policy can do) "
-        "and the solid line the optimum. A cell <em>beats the ceiling</em> when its bar starts right of "
-        "the dashed line, and has <em>learned</em> when it starts right of the short tick halfway to the "
-        "optimum.</p>"
+        "and the solid line the optimum. A cell has <em>learned</em> when its bar starts right of the "
+        "short tick halfway from the ceiling to the optimum.</p>"
     )
 
 

@@ -5,7 +5,7 @@ are over the seeds whose run finished. The column schemas below are the
 published contract: :func:`schema_markdown` renders them into
 ``leaderboards/README.md`` and a test checks the committed CSVs against them.
 
-The verdicts (``beats_ceiling``, ``learned``) read a *two-level* 95% percentile
+The verdict (``learned``) reads a *two-level* 95% percentile
 bootstrap interval of the mean return (:func:`two_level_interval`): it resamples
 the seeds and, within each seed, its evaluation episodes, so it holds against the
 noise of a finite evaluation as well as the spread over seeds. A seed-level
@@ -99,7 +99,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "n_seeds": ("int", "seeds whose run finished"),
     "enough_seeds": (
         "bool",
-        "n_seeds >= 5, the fewest a verdict rests on; below it beats_ceiling and learned are left empty",
+        "n_seeds >= 5, the fewest a verdict rests on; below it learned is left empty",
     ),
     "n_failed": ("int", "seeds whose run failed"),
     "total_timesteps": ("int", "training budget per run, env steps"),
@@ -117,7 +117,6 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "optimal_return": ("float", "optimal return (env card)"),
     "normalized_score": ("float", "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling)"),
-    "beats_ceiling": ("bool", "return_ci_low > ff_ceiling (empty below 5 seeds)"),
     "late_gain": (
         "float",
         "mean over seeds of the runs' late_gain (last quarter of training), / (optimal_return - ff_ceiling)",
@@ -165,15 +164,31 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "pieces": ("str", "long, short or n/a (see the cell table)"),
     "horizons_tried": ("str", "the horizons of the suite, ;-separated"),
     "longest_horizon_learned": ("int", "the longest horizon whose cell is learned; 0 if none"),
+    "steps_to_solve_at_longest": (
+        "float",
+        "that cell's steps_to_solve (Kaplan-Meier median over seeds; empty without a stop rule or if none learned)",
+    ),
     "cue_reach_at_longest": (
         "float",
         "cue_reach of that cell: how often its gradient actually reached the cue (empty if none learned)",
+    ),
+    "next_horizon": (
+        "int",
+        "the shortest horizon tried above longest_horizon_learned (empty if none was tried: the limit lies beyond the suite)",
+    ),
+    "next_outcome": (
+        "str",
+        "how next_horizon's cell ended: failed (not learned, and every unsolved run plateaued or reached a cap of at least 10x the median steps that solved the horizon below), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), or not tried",
+    ),
+    "limit_censored": (
+        "bool",
+        "true unless next_outcome is failed: longest_horizon_learned is then only a lower bound of what the kind learns, set by the suite's horizons or budgets",
     ),
 }
 
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
 
-# The fewest seeds a verdict (beats_ceiling, learned) rests on; fewer leave it empty.
+# The fewest seeds a verdict (learned) rests on; fewer leave it empty.
 MIN_SEEDS = 5
 
 
@@ -382,7 +397,6 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
     )
     enough = cells["n_seeds"] >= MIN_SEEDS
     cells["enough_seeds"] = enough.astype(bool)
-    cells["beats_ceiling"] = _verdict(cells["return_ci_low"] > cells["ff_ceiling"], enough)
     cells["late_gain"] = cells["late_gain"] / (cells["optimal_return"] - cells["ff_ceiling"])
     cells["plateaued"] = (cells["late_gain"] <= 0.05).fillna(False).astype(bool)
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
@@ -394,28 +408,70 @@ def _verdict(passed: pd.Series, enough: pd.Series) -> pd.Series:
     return passed.fillna(False).astype("boolean").where(enough, pd.NA)
 
 
+# A failure at horizon H counts as the kind's limit only with caps of at least this many
+# times the median steps that solved the horizon below (issue 21): a property of the
+# kind, not of the budget.
+CAP_FACTOR = 10
+
+
+def stop_counts(stop_reasons: Any) -> dict[str, int]:
+    """``"solved 4;cap 1"`` -> ``{"solved": 4, "cap": 1}`` (empty for runs without a stop rule)."""
+    if not isinstance(stop_reasons, str) or not stop_reasons:
+        return {}
+    return {reason: int(count) for reason, count in (part.split(" ") for part in stop_reasons.split(";"))}
+
+
+def failure_outcome(cell: pd.Series, steps_below: float) -> str:
+    """``failed`` or ``budget`` for a cell that was not learned (see :data:`HORIZON_COLUMNS`).
+
+    ``steps_below``: the median steps that solved the horizon below (NaN if none did).
+    A run that plateaued failed on its own; one that reached its cap counts only if the
+    cap was at least :data:`CAP_FACTOR` times ``steps_below`` (with no such reference, a
+    cap never counts).
+    """
+    counts = stop_counts(cell["stop_reasons"])
+    if not counts:
+        return "budget"  # no stop rule: the budget ended every run
+    cap_enough = not math.isnan(steps_below) and cell["total_timesteps"] >= CAP_FACTOR * steps_below
+    return "failed" if counts.get("cap", 0) == 0 or cap_enough else "budget"
+
+
 def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
-    """The longest horizon learned per (env, agent, memory, nominal piece length)."""
+    """The longest horizon learned per (env, agent, memory, nominal piece length), and
+    whether the next horizon tried is a counted failure or the limit is censored."""
     records = []
     for (env_id, agent, memory, policy), group in cells.groupby(
         ["env_id", "agent", "memory", "pieces"], sort=True
     ):
         horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
+        group = group.sort_values("horizon")
         learned = group[group["learned"].fillna(False).astype(bool)]
-        longest = learned.loc[learned["horizon"].idxmax()] if len(learned) else None
-        records.append(
-            {
-                "suite": group["suite"].iloc[0],
-                "env_id": env_id,
-                "agent": agent,
-                "memory": memory,
-                "pieces": policy,
-                "horizons_tried": ";".join(str(h) for h in horizons),
-                "longest_horizon_learned": 0 if longest is None else int(longest["horizon"]),
-                "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
-            }
-        )
-    return pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))
+        longest = learned.iloc[-1] if len(learned) else None
+        longest_h = 0 if longest is None else int(longest["horizon"])
+        above = group[group["horizon"] > longest_h]
+        record = {
+            "suite": group["suite"].iloc[0],
+            "env_id": env_id,
+            "agent": agent,
+            "memory": memory,
+            "pieces": policy,
+            "horizons_tried": ";".join(str(h) for h in horizons),
+            "longest_horizon_learned": longest_h,
+            "steps_to_solve_at_longest": math.nan if longest is None else float(longest["steps_to_solve"]),
+            "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
+            "next_horizon": pd.NA,
+            "next_outcome": "not tried",
+        }
+        if len(above):
+            following = above.iloc[0]
+            steps_below = record["steps_to_solve_at_longest"]
+            record["next_horizon"] = int(following["horizon"])
+            record["next_outcome"] = failure_outcome(following, steps_below)
+        record["limit_censored"] = record["next_outcome"] != "failed"
+        records.append(record)
+    frame = pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))
+    frame["next_horizon"] = frame["next_horizon"].astype("Int64")
+    return frame
 
 
 def schema_markdown() -> str:

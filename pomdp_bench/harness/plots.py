@@ -1,10 +1,12 @@
 """Leaderboard figures (seaborn), saved as PNG and SVG.
 
 - ``<suite>_heatmap_<env>_<agent>``: normalised score per memory kind × BPTT
-  length; ``*`` marks cells whose interval lies above the feedforward ceiling.
+  length; ``*`` marks learned cells (interval above the ceiling-optimum midpoint).
 - ``<suite>_curves_<env>_<agent>``: evaluation return over training per memory
   kind (each kind at its best BPTT length), with 95% bootstrap bands over seeds.
 - ``<suite>_horizon``: the longest horizon learned per memory kind and BPTT policy.
+- ``<suite>_solve_cost``: steps to solve against the horizon per memory kind and
+  BPTT policy, with 95% intervals (how the cost of remembering grows).
 """
 
 from __future__ import annotations
@@ -69,14 +71,16 @@ def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         rows = _kind_order(set(group["memory"]))
         score = group.pivot_table(index="memory", columns="bptt", values="normalized_score", aggfunc="first")
         score = score.reindex(index=rows, columns=columns)
-        group = group.assign(beats=group["beats_ceiling"].fillna(False).astype(bool))
-        beats = group.pivot_table(index="memory", columns="bptt", values="beats", aggfunc="first")
-        beats = beats.reindex(index=rows, columns=columns)
+        group = group.assign(learned=group["learned"].fillna(False).astype(bool))
+        learned = group.pivot_table(index="memory", columns="bptt", values="learned", aggfunc="first")
+        learned = learned.reindex(index=rows, columns=columns)
         labels = score.copy().astype(object)
         for r in rows:
             for c in columns:
                 v = score.loc[r, c]
-                labels.loc[r, c] = "" if pd.isna(v) else f"{v:.2f}" + ("*" if beats.loc[r, c] is True else "")
+                labels.loc[r, c] = (
+                    "" if pd.isna(v) else f"{v:.2f}" + ("*" if learned.loc[r, c] is True else "")
+                )
         fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(columns), 0.9 + 0.55 * len(rows)))
         sns.heatmap(
             score.astype(float),
@@ -92,7 +96,7 @@ def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_xlabel("BPTT length (PPO) / sequence length (SAC)")
         ax.set_ylabel("memory")
         ax.set_title(
-            f"{_variant(env_id, env_kwargs)} · {agent}\n* = 95% interval above the feedforward ceiling"
+            f"{_variant(env_id, env_kwargs)} · {agent}\n* = learned: 95% interval above the ceiling-optimum midpoint"
         )
         paths += _save(fig, out, heatmap_name(suite, env_id, env_kwargs, agent))
     return paths
@@ -154,23 +158,82 @@ def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     for ax, ((env_id, agent), group) in zip(axes[0], panels, strict=True):
         order = _kind_order(set(group["memory"]))
+        hue_order = [p for p in ("long", "short", "n/a") if p in set(group["pieces"])]
         sns.barplot(
             data=group,
             x="memory",
             y="longest_horizon_learned",
             hue="pieces",
             order=order,
-            hue_order=[p for p in ("long", "short", "n/a") if p in set(group["pieces"])],
+            hue_order=hue_order,
             ax=ax,
         )
+        # "+" over a bar: a censored limit (the next horizon was not a counted failure).
+        censored = {
+            (m, p): bool(c)
+            for m, p, c in zip(group["memory"], group["pieces"], group["limit_censored"], strict=True)
+        }
+        for policy, bars in zip(hue_order, ax.containers, strict=False):
+            for memory, bar in zip(order, bars, strict=False):
+                if censored.get((memory, policy)):
+                    x = bar.get_x() + bar.get_width() / 2
+                    ax.annotate("+", (x, max(bar.get_height(), 0.5)), ha="center", va="bottom", fontsize=11)
         tried = sorted({int(h) for hs in group["horizons_tried"] for h in hs.split(";") if h})
         ax.set_yscale("symlog", linthresh=5)
         ax.set_yticks([0, *tried])
         ax.set_yticklabels(["0", *map(str, tried)])
         ax.set_ylabel("longest horizon learned (steps)")
         ax.set_title(f"{env_id} · {agent}")
-    fig.suptitle("Longest memory horizon learned (cell interval above the ceiling-optimum midpoint)")
+    fig.suptitle(
+        "Longest memory horizon learned (cell interval above the ceiling-optimum midpoint);\n"
+        "+ = censored: the next horizon was not tried, or its runs hit a cap under 10x the steps that solved this one"
+    )
     return _save(fig, out, horizon_name(suite))
+
+
+def solve_cost_name(suite: str) -> str:
+    """The file name, without suffix, of a suite's steps-to-solve-against-horizon figure."""
+    return f"{suite}_solve_cost"
+
+
+def solve_cost_plot(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Steps to solve against the horizon, one line per memory kind and piece policy.
+
+    A point is a cell's Kaplan-Meier median steps to solve with its 95% interval; a
+    cell where fewer than half the runs solved has no median and no point, and an
+    interval without an upper end is drawn up to the top of the panel.
+    """
+    data = cells[cells["steps_to_solve"].notna()]
+    if data.empty:
+        return []
+    panels = list(data.groupby(["env_id", "agent"], sort=True))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    colours = dict(zip(MEMORY_KINDS, sns.color_palette("tab10"), strict=False))
+    for ax, ((env_id, agent), group) in zip(axes[0], panels, strict=True):
+        top = float(np.nanmax(group[["steps_to_solve", "steps_to_solve_ci_high"]].to_numpy(dtype=float))) * 2
+        for (memory, policy), line in group.groupby(["memory", "pieces"], sort=True):
+            line = line.sort_values("horizon")
+            median = line["steps_to_solve"].to_numpy(dtype=float)
+            low = line["steps_to_solve_ci_low"].to_numpy(dtype=float)
+            high = np.nan_to_num(line["steps_to_solve_ci_high"].to_numpy(dtype=float), nan=top)
+            ax.errorbar(
+                line["horizon"],
+                median,
+                yerr=[median - np.nan_to_num(low, nan=median), high - median],
+                marker="o" if policy != "short" else "s",
+                ls="-" if policy != "short" else "--",
+                color=colours.get(memory),
+                capsize=3,
+                label=f"{memory} ({policy} pieces)" if policy != "n/a" else memory,
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("memory horizon (steps)")
+        ax.set_ylabel("env steps to solve (median, 95% interval)")
+        ax.set_title(f"{env_id} · {agent}")
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle("The cost of remembering: steps to solve against the horizon (cells where most runs solved)")
+    return _save(fig, out, solve_cost_name(suite))
 
 
 def all_figures(
@@ -186,7 +249,17 @@ def all_figures(
     paths = heatmaps(cells, suite, out) + learning_curves(runs, curves, cells, suite, out)
     if not horizon.empty and horizon["horizons_tried"].str.contains(";").any():
         paths += horizon_plot(horizon, suite, out)
+        paths += solve_cost_plot(cells, suite, out)
     return paths
 
 
-__all__ = ["all_figures", "heatmap_name", "heatmaps", "horizon_name", "horizon_plot", "learning_curves", "np"]
+__all__ = [
+    "all_figures",
+    "heatmap_name",
+    "heatmaps",
+    "horizon_name",
+    "horizon_plot",
+    "learning_curves",
+    "solve_cost_name",
+    "solve_cost_plot",
+]

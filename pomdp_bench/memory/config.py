@@ -20,8 +20,8 @@ MEMORY_KINDS: tuple[str, ...] = ("none", "framestack", "gru", "lstm", "transform
 INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
     "none": (None,),
     "framestack": (None,),
-    "gru": (None, "orthogonal", "forget_bias"),
-    "lstm": (None, "orthogonal", "forget_bias"),
+    "gru": (None, "orthogonal", "forget_bias", "chrono"),
+    "lstm": (None, "orthogonal", "forget_bias", "chrono"),
     "transformer": (None, "gpt2"),
     "mamba": (None, "mamba"),
 }
@@ -52,7 +52,7 @@ POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
 # Settings added after runs were first stored, each with the default that
 # reproduces those runs. ``to_dict`` leaves them out while they hold that default,
 # so the run keys of stored results (hashes of the dict) stay valid.
-_ADDED_SETTINGS: dict[str, Any] = {"position_encoding": "sinusoidal"}
+_ADDED_SETTINGS: dict[str, Any] = {"position_encoding": "sinusoidal", "timescale": None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +77,11 @@ class MemoryConfig:
             biases zero; "forget_bias" (gru, lstm): torch's weights, biases zero except
             the gate that keeps the state (LSTM's forget gate, GRU's update gate) at
             ``FORGET_BIAS`` = 2, so an untrained state keeps sigmoid(2) = 88% a step
-            instead of half, and a gradient reaches a cue 20 steps back; "gpt2"
+            instead of half, and a gradient reaches a cue 20 steps back; "chrono"
+            (gru, lstm): Tallec & Ollivier's chrono initialisation (ICLR 2018) for
+            ``timescale`` steps: biases zero except the keep gate's, drawn per unit as
+            ``log(U(1, timescale - 1))`` (LSTM: the input gate's is its negative), so
+            the units' untrained memory spans are spread up to the horizon; "gpt2"
             (transformer): every linear kernel drawn from N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
             [0.001, 0.1].
         position_encoding: transformer only. "sinusoidal": a sine/cosine embedding of
@@ -91,6 +95,9 @@ class MemoryConfig:
             "relative": no embedding, and each attention head learns a bias per lag
             (0 to ``window - 1`` steps back) added to its scores (T5-style relative
             positions): order within the window without absolute positions.
+        timescale: gru and lstm with ``init="chrono"`` only (and required there): the
+            longest memory span, in steps, the keep-gate biases are drawn for; set it
+            to the task's memory horizon.
 
     Raises:
         TypeError: a setting has the wrong type.
@@ -110,6 +117,7 @@ class MemoryConfig:
     expand: int = 2
     init: str | None = None
     position_encoding: str = "sinusoidal"
+    timescale: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str):
@@ -131,6 +139,17 @@ class MemoryConfig:
                 f"valid for {self.kind!r}: {list(_inits_of(self.kind))}"
             )
         check_choice("position_encoding", self.position_encoding, POSITION_ENCODINGS)
+        if self.init == "chrono":
+            if self.timescale is None:
+                raise ValueError(
+                    "init='chrono' needs timescale, the longest memory span in steps "
+                    "(the task's memory horizon), an int >= 2; got None"
+                )
+            check_int("timescale", self.timescale, minimum=2)
+        elif self.timescale is not None:
+            raise ValueError(
+                f"timescale={self.timescale!r} applies only to init='chrono', not init={self.init!r}"
+            )
         if self.kind != "transformer" and self.position_encoding != _ADDED_SETTINGS["position_encoding"]:
             raise ValueError(
                 f"position_encoding={self.position_encoding!r} applies only to kind='transformer', "

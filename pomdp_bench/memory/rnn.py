@@ -61,6 +61,19 @@ class RecurrentMemory(Memory):
                         param.zero_()
                         if name.startswith("bias_ih"):
                             param[size : 2 * size] = FORGET_BIAS
+        elif config.init == "chrono":
+            # Keep-gate biases log(u), u ~ U(1, T - 1): a unit keeps u / (1 + u) of its state a step,
+            # so untrained spans u are spread over 1..T (LSTM: input gate the negative).
+            size = config.hidden_size
+            with torch.no_grad():
+                for name, param in self.rnn.named_parameters():
+                    if name.startswith("bias"):
+                        param.zero_()
+                        if name.startswith("bias_ih"):
+                            keep = torch.log(torch.empty(size).uniform_(1.0, config.timescale - 1.0))
+                            param[size : 2 * size] = keep
+                            if config.kind == "lstm":
+                                param[:size] = -keep
         # Names of each layer's (w_ih, w_hh, b_ih, b_hh), looked up once.
         self._weight_names = [
             tuple(f"{n}_l{layer}" for n in _WEIGHT_NAMES) for layer in range(config.num_layers)
