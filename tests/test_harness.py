@@ -378,3 +378,69 @@ def test_ray_backend_runs_the_smoke_suite(tmp_path: Path) -> None:
         rows = store.rows("smoke")
     assert len(rows) == len(expand(load_suite("smoke")))
     assert all(r["status"] == "ok" for r in rows)
+
+
+def _horizon_cells(rows: list[tuple[int, bool, str, float, int]]) -> pd.DataFrame:
+    """Cells of one (env, agent, kind, pieces) line: ``(horizon, learned, stop_reasons,
+    steps_to_solve, cap)`` each."""
+    return pd.DataFrame(
+        [
+            {
+                "suite": "h",
+                "env_id": "TMaze-v1",
+                "agent": "ppo",
+                "memory": "lstm",
+                "pieces": "long",
+                "horizon": h,
+                "learned": learned,
+                "stop_reasons": reasons,
+                "steps_to_solve": steps,
+                "total_timesteps": cap,
+                "cue_reach": 1.0,
+            }
+            for h, learned, reasons, steps, cap in rows
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("next_cell", "outcome"),
+    [
+        ((50, False, "plateaued 5", math.nan, 400_000), "failed"),  # plateaued: the kind's failure
+        ((50, False, "solved 2;plateaued 3", 900_000.0, 400_000), "failed"),
+        ((50, False, "solved 1;cap 4", math.nan, 2_000_000), "failed"),  # cap >= 10 x 200k
+        ((50, False, "plateaued 3;cap 2", math.nan, 1_999_999), "budget"),  # cap < 10 x 200k
+        ((50, False, "", math.nan, 30_000), "budget"),  # no stop rule: the budget ended it
+    ],
+)
+def test_a_failure_counts_as_the_limit_only_with_a_plateau_or_a_large_enough_cap(next_cell, outcome) -> None:
+    cells = _horizon_cells(
+        [(10, True, "solved 5", 20_000.0, 300_000), (20, True, "solved 5", 200_000.0, 600_000), next_cell]
+    )
+    row = leaderboard.horizon_frame(cells).iloc[0]
+    assert row["longest_horizon_learned"] == 20 and row["steps_to_solve_at_longest"] == 200_000
+    assert row["next_horizon"] == 50 and row["next_outcome"] == outcome
+    assert bool(row["limit_censored"]) == (outcome != "failed")
+
+
+def test_the_horizon_limit_is_censored_when_nothing_longer_was_tried() -> None:
+    row = leaderboard.horizon_frame(_horizon_cells([(10, True, "solved 5", 2e4, 3e5)])).iloc[0]
+    assert row["longest_horizon_learned"] == 10 and pd.isna(row["next_horizon"])
+    assert row["next_outcome"] == "not tried" and bool(row["limit_censored"])
+    none = leaderboard.horizon_frame(_horizon_cells([(10, False, "plateaued 5", math.nan, 3e5)])).iloc[0]
+    # Nothing learned: a plateau at the first horizon is a failure, a cap has no reference.
+    assert none["longest_horizon_learned"] == 0 and none["next_outcome"] == "failed"
+    capped = leaderboard.horizon_frame(_horizon_cells([(10, False, "cap 5", math.nan, 3e5)])).iloc[0]
+    assert capped["next_outcome"] == "budget" and bool(capped["limit_censored"])
+
+
+def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_path) -> None:
+    from pomdp_bench.harness import plots
+
+    cells = _horizon_cells([(10, True, "solved 5", 2e4, 3e5), (20, True, "solved 5", 2e5, 6e5)])
+    cells["steps_to_solve_ci_low"] = cells["steps_to_solve"] / 2
+    cells["steps_to_solve_ci_high"] = [4e4, math.nan]  # an unbounded upper end is drawn too
+    paths = plots.solve_cost_plot(cells, "h", tmp_path)
+    assert [p.name for p in paths] == ["h_solve_cost.png", "h_solve_cost.svg"]
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert plots.solve_cost_plot(cells.assign(steps_to_solve=math.nan), "h", tmp_path) == []

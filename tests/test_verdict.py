@@ -66,7 +66,8 @@ def test_answers_are_the_evaluation_episodes_the_agent_plays() -> None:
 
 
 def simulate(env_id: str, p_right: float | None, rng: np.random.Generator) -> tuple[float, float]:
-    """Share of ``CELLS`` simulated cells flagged ``beats_ceiling`` by the new and the old rule.
+    """Share of ``CELLS`` simulated cells whose interval lies above the ceiling, by the
+    two-level and the old seed-level interval.
 
     ``p_right=None``: every seed always gives one answer (its own random pick);
     else each episode is answered right with probability ``p_right`` and wrong

@@ -27,12 +27,11 @@ from pomdp_bench.harness.suites import available_suites, expand, load_suite
 # What only the project's published folder (leaderboards/ in the repository) holds:
 # written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
 # user's folder.
-_PUBLISHED_NOTES = """Runs stored before version 0.2.0 (everything published here so far) used the old
-seeding, in which copy `i` of seed `s` replayed copy `i - 1` of seed `s + 1` and
-seed `s` was evaluated on reset seeds `10000 + s + i`: adjacent seeds of a cell
-share most of their evaluation episodes, so their intervals are narrower than
-independent seeds would give. The verdicts below are recomputed under the
-two-level rule; the runs themselves are not rerun.
+_PUBLISHED_NOTES = """The memory and horizon suites were run afresh at 0.2.0 (independent seeds, stop
+rules). The parity suite's runs are older (0.1.0): they used the old seeding, in which
+copy `i` of seed `s` replayed copy `i - 1` of seed `s + 1` and seed `s` was evaluated
+on reset seeds `10000 + s + i`, so adjacent seeds share most of their evaluation
+episodes and its intervals are narrower than independent seeds would give.
 
 Beside the suite tables, four CSVs come from scripts, each rewritten by its command
 and carrying its own command, commit and per-seed rows:
