@@ -444,3 +444,23 @@ def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_
     assert [p.name for p in paths] == ["h_solve_cost.png", "h_solve_cost.svg"]
     assert all(p.stat().st_size > 0 for p in paths)
     assert plots.solve_cost_plot(cells.assign(steps_to_solve=math.nan), "h", tmp_path) == []
+
+
+def test_the_convergence_line_counts_cells_and_names_the_capped_ones() -> None:
+    from pomdp_bench.harness.report import convergence_line
+
+    rows = []
+    for memory, reasons, gains in (
+        ("gru", ["solved"] * 3, [0.0] * 3),
+        ("lstm", ["plateaued", "cap", "cap"], [0, 0.1, 0.2]),
+    ):
+        for seed, (reason, gain) in enumerate(zip(reasons, gains, strict=True)):
+            rows.append(
+                {"env_id": "TMaze-v1", "env_kwargs": "{}", "agent": "ppo", "memory": memory,
+                 "bptt_length": 11, "seed": seed, "stop_reason": reason, "late_gain": gain}
+            )  # fmt: skip
+    line = convergence_line(pd.DataFrame(rows))
+    # TMaze's gap is 0.5 (ceiling 0.5, optimum 1): a mean rise of 0.15 is 0.30 of it.
+    assert line.startswith("converged: 1 of 2 cells")
+    assert "TMaze-v1 ppo lstm bptt 11 (2 of 3 at the cap, last-quarter rise +0.30)" in line
+    assert convergence_line(pd.DataFrame(rows).assign(stop_reason="")) == ""

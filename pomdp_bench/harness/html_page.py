@@ -436,7 +436,7 @@ def _figure(name: str) -> str:
     """A figure beside the page, by its relative path; the horizon figure spans the row."""
     src = html.escape(name, quote=True)
     alt = html.escape(name.rsplit(".", 1)[0].replace("_", " "), quote=True)
-    wide = "wide" if name.endswith("_horizon.svg") else "narrow"
+    wide = "wide" if name.endswith(("_horizon.svg", "_solve_cost.svg")) else "narrow"
     return (
         f'<figure class="{wide}"><a href="{src}"><img src="{src}" alt="{alt}" loading="lazy"></a>'
         f"<figcaption>{html.escape(name)}</figcaption></figure>"

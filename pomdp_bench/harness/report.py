@@ -12,6 +12,8 @@ the provenance of every suite (command, commit, machine, date, wall time), and
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import warnings
 import webbrowser
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pomdp_bench.cards import current_env_id
+from pomdp_bench.cards import current_env_id, get_card
 from pomdp_bench.harness import html_page, leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite
@@ -194,6 +196,34 @@ def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
     }
 
 
+def convergence_line(runs: pd.DataFrame) -> str:
+    """``converged: n of N cells ...``: the cells whose every run with a stop rule stopped
+    as solved or plateaued, and the cells with a run at its cap, each with how far its
+    capped runs' curves still rose over their last quarter (``late_gain``, as a share of
+    the ceiling-optimum gap). Empty when no run has a stop rule."""
+    stopped = runs[runs["stop_reason"].fillna("") != ""]
+    if stopped.empty:
+        return ""
+    capped_parts = []
+    n_cells = 0
+    for keys, group in stopped.groupby(leaderboard.CELL_KEYS, dropna=False, sort=True):
+        n_cells += 1
+        capped = group[group["stop_reason"] == "cap"]
+        if len(capped):
+            env_id, env_kwargs, agent, memory, bptt = keys
+            card = get_card(env_id)
+            kwargs = json.loads(env_kwargs)
+            gap = card.optimal_return - card.ceiling_for(kwargs)
+            rise = float(capped["late_gain"].mean()) / gap if gap else math.nan
+            variant = env_id + ("" if env_kwargs == "{}" else f" {env_kwargs}")
+            capped_parts.append(
+                f"{variant} {agent} {memory} bptt {_bptt_text(bptt) or 'n/a'} "
+                f"({len(capped)} of {len(group)} at the cap, last-quarter rise {rise:+.2f})"
+            )
+    line = f"converged: {n_cells - len(capped_parts)} of {n_cells} cells (every run stopped solved or plateaued)"
+    return line + ("; at their cap: " + "; ".join(capped_parts) if capped_parts else "")
+
+
 def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None = None) -> list[str]:
     """How ``suite`` was made, one Markdown line per fact: its coverage, then each sweep's
     command, start, wall time, runs, commit and machine (the README's and the page's).
@@ -205,6 +235,9 @@ def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None =
     runs = leaderboard.finished_cells(runs)
     published = runs[runs["status"] == "ok"]  # a cell with a finished run; no statistics needed
     lines = [coverage_line(published, suite)]
+    converged = convergence_line(published)
+    if converged:
+        lines.append(converged)
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(
@@ -274,13 +307,13 @@ def write_reports(
 
 def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
     """What the page shows of ``suite``: its tables, provenance, and the figures
-    (heatmaps, horizon) and CSVs that ``out`` holds."""
+    (heatmaps, horizon, solve cost) and CSVs that ``out`` holds."""
     names = [
         plots.heatmap_name(suite, env_id, env_kwargs, agent)
         for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
             ["env_id", "env_kwargs", "agent"], sort=True
         )
-    ] + [plots.horizon_name(suite)]
+    ] + [plots.horizon_name(suite), plots.solve_cost_name(suite)]
     return html_page.SuitePage(
         name=suite,
         cells=tables.cells,
