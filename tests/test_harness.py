@@ -432,6 +432,9 @@ def test_the_horizon_limit_is_censored_when_nothing_longer_was_tried() -> None:
     assert none["longest_horizon_learned"] == 0 and none["next_outcome"] == "failed"
     capped = leaderboard.horizon_frame(_horizon_cells([(10, False, "cap 5", math.nan, 3e5)])).iloc[0]
     assert capped["next_outcome"] == "budget" and bool(capped["limit_censored"])
+    few = _horizon_cells([(10, True, "solved 5", 2e4, 3e5), (20, pd.NA, "plateaued 3", math.nan, 6e5)])
+    row = leaderboard.horizon_frame(few).iloc[0]  # too few seeds at 20: neither learned nor failed
+    assert row["next_outcome"] == "no verdict" and bool(row["limit_censored"])
 
 
 def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_path) -> None:

@@ -178,7 +178,7 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "next_outcome": (
         "str",
-        "how next_horizon's cell ended: failed (not learned, and every unsolved run plateaued or reached a cap of at least 10x the median steps that solved the horizon below), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), or not tried",
+        "how next_horizon's cell ended: failed (not learned, and every unsolved run plateaued or reached a cap of at least 10x the median steps that solved the horizon below), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), no verdict (fewer than 5 seeds), or not tried",
     ),
     "limit_censored": (
         "bool",
@@ -445,7 +445,7 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
     ):
         horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
         group = group.sort_values("horizon")
-        learned = group[group["learned"].fillna(False).astype(bool)]
+        learned = group[group["learned"].astype("boolean").fillna(False).astype(bool)]
         longest = learned.iloc[-1] if len(learned) else None
         longest_h = 0 if longest is None else int(longest["horizon"])
         above = group[group["horizon"] > longest_h]
@@ -466,7 +466,11 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
             following = above.iloc[0]
             steps_below = record["steps_to_solve_at_longest"]
             record["next_horizon"] = int(following["horizon"])
-            record["next_outcome"] = failure_outcome(following, steps_below)
+            record["next_outcome"] = (
+                "no verdict"  # too few seeds to call it learned or not
+                if pd.isna(following["learned"])
+                else failure_outcome(following, steps_below)
+            )
         record["limit_censored"] = record["next_outcome"] != "failed"
         records.append(record)
     frame = pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))

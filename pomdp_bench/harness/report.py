@@ -220,7 +220,9 @@ def convergence_line(runs: pd.DataFrame) -> str:
                 f"{variant} {agent} {memory} bptt {_bptt_text(bptt) or 'n/a'} "
                 f"({len(capped)} of {len(group)} at the cap, last-quarter rise {rise:+.2f})"
             )
-    line = f"converged: {n_cells - len(capped_parts)} of {n_cells} cells (every run stopped solved or plateaued)"
+    line = (
+        f"converged: {n_cells - len(capped_parts)} of {n_cells} cells (every run stopped solved or plateaued)"
+    )
     return line + ("; at their cap: " + "; ".join(capped_parts) if capped_parts else "")
 
 
