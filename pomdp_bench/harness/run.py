@@ -222,6 +222,15 @@ def estimate_seconds(
     return rates, total, expected
 
 
+def _expected_seconds(
+    spec: RunSpec, rates: dict[tuple[str, ...], float], expected: dict[tuple[str, ...], float]
+) -> float:
+    """One run's expected seconds, from :func:`estimate_seconds`' rates and cap shares."""
+    key = (spec.agent, spec.env_id, spec.memory_kind)
+    share = expected.get((*key, _json(spec.env_kwargs)), 1.0)
+    return share * spec.total_timesteps / rates[key] + 5.0
+
+
 def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
@@ -246,8 +255,16 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
         else ""
     )
     print(f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored{failed_note}).")
-    workers = 1 if args.backend == "ray" else args.workers
-    print(f"estimated time: {seconds / 60 / workers:.1f} min on {workers} worker(s); rates (steps/s):")
+    if args.backend == "ray":  # the cluster's size is not known here
+        longest = max((_expected_seconds(s, rates, expected) for s in todo), default=0.0)
+        print(
+            f"estimated time: {seconds / 60:.1f} worker-minutes (one CPU each): divide by the "
+            f"cluster's CPUs; its longest run alone {longest / 60:.1f} min; rates (steps/s):"
+        )
+    else:
+        print(
+            f"estimated time: {seconds / 60 / args.workers:.1f} min on {args.workers} worker(s); rates (steps/s):"
+        )
     for (agent, env_id, kind), rate in sorted(rates.items()):
         print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
     if expected:
