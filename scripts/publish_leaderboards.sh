@@ -15,9 +15,10 @@
 #   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
-# Cost on a 2-core machine, measured: the memory suite 58.6 min on 2 workers
-# (116 worker-minutes), the horizon suite 46.9 min (94 worker-minutes), the parity
-# suite 16.0 min on 1 worker; a slower machine took 283 and 349 worker-minutes for the first two.
+# Cost on a 2-core machine, measured (README, "Results"): the memory suite MEMTOTAL min on
+# 2 workers, the horizon suite HORTOTAL min, the parity suite 16.0 min on 1 worker.
+# horizon-long is not run by default: it is meant for a Ray cluster (111 CPU-hours at
+# most, by --dry-run); `bash scripts/publish_leaderboards.sh horizon-long` runs it here.
 # Run it in the background:
 #   nohup bash scripts/publish_leaderboards.sh > publish.log 2>&1 &
 set -euo pipefail

@@ -51,34 +51,37 @@ class RecurrentMemory(Memory):
                     nn.init.orthogonal_(param)
                 else:
                     nn.init.zeros_(param)
-        elif config.init == "forget_bias":
-            # The second gate of both (LSTM: i, f, g, o; GRU: r, z, n with h' = (1 - z) n + z h)
-            # keeps the state: biased open, a cue survives 20 steps at 0.88^20 = 8%, not 1e-6.
-            size = config.hidden_size
-            with torch.no_grad():
-                for name, param in self.rnn.named_parameters():
-                    if name.startswith("bias"):
-                        param.zero_()
-                        if name.startswith("bias_ih"):
-                            param[size : 2 * size] = FORGET_BIAS
-        elif config.init == "chrono":
-            # Keep-gate biases log(u), u ~ U(1, T - 1): a unit keeps u / (1 + u) of its state a step,
-            # so untrained spans u are spread over 1..T (LSTM: input gate the negative).
-            size = config.hidden_size
-            with torch.no_grad():
-                for name, param in self.rnn.named_parameters():
-                    if name.startswith("bias"):
-                        param.zero_()
-                        if name.startswith("bias_ih"):
-                            keep = torch.log(torch.empty(size).uniform_(1.0, config.timescale - 1.0))
-                            param[size : 2 * size] = keep
-                            if config.kind == "lstm":
-                                param[:size] = -keep
+        elif config.init in ("forget_bias", "chrono"):
+            self._open_keep_gate(config)
         # Names of each layer's (w_ih, w_hh, b_ih, b_hh), looked up once.
         self._weight_names = [
             tuple(f"{n}_l{layer}" for n in _WEIGHT_NAMES) for layer in range(config.num_layers)
         ]
         self._fused = FusedResets(config.kind, config.hidden_size, config.num_layers)
+
+    def _open_keep_gate(self, config: MemoryConfig) -> None:
+        """Zero the biases, then bias open the gate that keeps the state: the second gate
+        of both (LSTM: i, f, g, o; GRU: r, z, n with h' = (1 - z) n + z h).
+
+        forget_bias: 2 everywhere, so a cue survives 20 steps at 0.88^20 = 8%, not 1e-6.
+        chrono: log(u), u ~ U(1, T - 1) per unit, which keeps u / (1 + u) of the state a
+        step, so the untrained spans u are spread over 1..T (LSTM: input gate the negative).
+        """
+        size = config.hidden_size
+        with torch.no_grad():
+            for name, param in self.rnn.named_parameters():
+                if not name.startswith("bias"):
+                    continue
+                param.zero_()
+                if not name.startswith("bias_ih"):
+                    continue
+                if config.init == "forget_bias":
+                    param[size : 2 * size] = FORGET_BIAS
+                else:
+                    keep = torch.log(torch.empty(size).uniform_(1.0, config.timescale - 1.0))
+                    param[size : 2 * size] = keep
+                    if config.kind == "lstm":
+                        param[:size] = -keep
 
     def state_spec(self) -> tuple[StateSpec, ...]:
         shape = (self.config.num_layers, self.config.hidden_size)
