@@ -174,9 +174,10 @@ def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
             for m, p, c in zip(group["memory"], group["pieces"], group["limit_censored"], strict=True)
         }
         for policy, bars in zip(hue_order, ax.containers, strict=False):
-            for memory, bar in zip(order, bars, strict=False):
+            for bar in bars:  # a kind without this policy has no bar: find each bar's kind by position
+                x = bar.get_x() + bar.get_width() / 2
+                memory = order[round(x)]
                 if censored.get((memory, policy)):
-                    x = bar.get_x() + bar.get_width() / 2
                     ax.annotate("+", (x, max(bar.get_height(), 0.5)), ha="center", va="bottom", fontsize=11)
         tried = sorted({int(h) for hs in group["horizons_tried"] for h in hs.split(";") if h})
         ax.set_yscale("symlog", linthresh=5)
@@ -186,7 +187,8 @@ def horizon_plot(horizon: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_title(f"{env_id} · {agent}")
     fig.suptitle(
         "Longest memory horizon learned (cell interval above the ceiling-optimum midpoint);\n"
-        "+ = censored: the next horizon was not tried, or its runs hit a cap under 10x the steps that solved this one"
+        "+ = censored: the next horizon was not tried, or its runs hit a cap under 10x the steps that solved this one",
+        y=1.08,
     )
     return _save(fig, out, horizon_name(suite))
 
@@ -235,7 +237,9 @@ def solve_cost_plot(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_ylabel("env steps to solve (median, 95% interval)")
         ax.set_title(f"{env_id} · {agent}")
         ax.legend(fontsize=7, loc="best")
-    fig.suptitle("The cost of remembering: steps to solve against the horizon (cells where most runs solved)")
+    fig.suptitle(
+        "The cost of remembering: steps to solve against the horizon (cells where most runs solved)", y=1.02
+    )
     return _save(fig, out, solve_cost_name(suite))
 
 
