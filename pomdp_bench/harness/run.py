@@ -212,23 +212,21 @@ def estimate_seconds(
         else:
             table = _DEFAULT_RATES.get((spec.agent, spec.env_id), {})
             rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
-        share = 1.0
         if spec.stop is not None:
             cell = (*key, _json(spec.env_kwargs))
-            if shares.get(cell):
-                share = sum(shares[cell]) / len(shares[cell])
-            expected[cell] = share
-        total += share * spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
+            expected[cell] = sum(shares[cell]) / len(shares[cell]) if shares.get(cell) else 1.0
+        total += _expected_seconds(spec, rates, expected)
     return rates, total, expected
 
 
 def _expected_seconds(
     spec: RunSpec, rates: dict[tuple[str, ...], float], expected: dict[tuple[str, ...], float]
 ) -> float:
-    """One run's expected seconds, from :func:`estimate_seconds`' rates and cap shares."""
+    """One run's expected seconds, from :func:`estimate_seconds`' rates and cap shares
+    (a run without a stop rule, or without a stored share, trains its whole budget)."""
     key = (spec.agent, spec.env_id, spec.memory_kind)
-    share = expected.get((*key, _json(spec.env_kwargs)), 1.0)
-    return share * spec.total_timesteps / rates[key] + 5.0
+    share = expected.get((*key, _json(spec.env_kwargs)), 1.0) if spec.stop is not None else 1.0
+    return share * spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
 
 
 def _json(value: object) -> str:
