@@ -42,7 +42,8 @@ from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_
 from pomdp_bench.agents.sb3_habits import from_policy_kwargs, log_line, refuse_policy_string
 from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.agents.settings import AgentSettings
-from pomdp_bench.envs.make import training_env
+from pomdp_bench.agents.spaces import flat_vector_env, flatten_observations, needs_flattening
+from pomdp_bench.envs.make import make_vector_env, training_env
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_int
 
@@ -136,9 +137,13 @@ class Agent(abc.ABC, Generic[SettingsT]):
         self._training_env = resolved  # evaluate() builds copies from it (a factory keeps wrappers)
         self._env_from_id = isinstance(env, str)
         self.n_envs = resolved.n_envs
-        self.observation_space = self.env.single_observation_space
+        #: the env's own observation space; ``observation_space`` is what the networks
+        #: read (the same, or Gymnasium's flattened ``Box`` of it: :mod:`.spaces`)
+        self.raw_observation_space = self.env.single_observation_space
         self.action_space = self.env.single_action_space
         try:
+            self.env = flat_vector_env(self.env)
+            self.observation_space = self.env.single_observation_space
             self.settings: SettingsT = made.resolve(self.n_envs)  # type: ignore[attr-defined]
             self.seed = self.settings.seed
             self.memory_config = self.settings.memory
@@ -343,16 +348,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
             ValueError: an observation of the wrong shape, or an ``episode_start`` that
                 does not match the batch, saying which shapes would do.
         """
-        obs = np.asarray(observation)
-        shape = self.observation_space.shape
-        single = obs.shape == shape
-        if single:
-            obs = obs[None]
-        elif obs.ndim != len(shape) + 1 or obs.shape[1:] != shape:
-            raise ValueError(
-                f"observation must be {list(shape)} (one) or [B, {', '.join(map(str, shape))}] "
-                f"(a batch), got {list(obs.shape)}".replace("[B, ]", "[B]")
-            )
+        if needs_flattening(self.raw_observation_space):
+            obs, single = flatten_observations(self.raw_observation_space, observation)
+        else:
+            obs, single = self._check_observation_batch(np.asarray(observation))
         n = obs.shape[0]
         mem = self._initial_actor_state(n) if state is None else state_from_numpy(state, self.device)
         if episode_start is not None and np.size(episode_start) != n:
@@ -366,6 +365,23 @@ class Agent(abc.ABC, Generic[SettingsT]):
         )
         action, mem = self._act(obs, mem, starts, deterministic, self._predict_generator)
         return (action[0] if single else action), state_to_numpy(mem)
+
+    def _check_observation_batch(self, obs: np.ndarray) -> tuple[np.ndarray, bool]:
+        """``(obs [B, *obs_shape], single)`` from one observation or a batch of them.
+
+        Raises:
+            ValueError: neither shape, saying which would do.
+        """
+        shape = self.observation_space.shape
+        single = obs.shape == shape
+        if single:
+            obs = obs[None]
+        elif obs.ndim != len(shape) + 1 or obs.shape[1:] != shape:
+            raise ValueError(
+                f"observation must be {list(shape)} (one) or [B, {', '.join(map(str, shape))}] "
+                f"(a batch), got {list(obs.shape)}".replace("[B, ]", "[B]")
+            )
+        return obs, single
 
     def evaluate(
         self,
@@ -410,6 +426,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
         built = None
         if env is None:  # copies of the user's own env (its wrappers too) when it was one
             env = built = self._training_env.copies(min(n_episodes, max_copies))
+        if env is None and self.env_id is not None:
+            env = built = make_vector_env(self.env_id, min(n_episodes, max_copies), **self.env_kwargs)
+        if env is not None:
+            env = flat_vector_env(env)  # read as in training (a no-op for Box and Discrete)
         try:
             return evaluate_episodes(
                 act,

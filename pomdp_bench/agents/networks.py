@@ -5,8 +5,9 @@ The pieces are general so SAC can reuse them:
 - :func:`build_mlp` and :func:`activation_class`: plain MLPs.
 - :class:`Trunk`: an optional MLP encoder followed by a memory block
   (:mod:`pomdp_bench.memory`), time-first ``[T, B, D] -> [T, B, H]``.
-- :class:`CategoricalHead`, :class:`DiagGaussianHead`: action distributions for
-  ``Discrete`` and ``Box`` action spaces, written directly on tensors (no
+- :class:`CategoricalHead`, :class:`MultiCategoricalHead`, :class:`DiagGaussianHead`:
+  action distributions for ``Discrete``, ``MultiDiscrete`` and ``Box`` action spaces,
+  written directly on tensors (no
   ``torch.distributions`` objects, which cost time on every step).
 - :class:`ActorCritic`: PPO's policy and value networks, with separate actor
   and critic memories (sb3-contrib's default, ``enable_critic_lstm=True``) or
@@ -27,6 +28,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
+from pomdp_bench.agents.spaces import check_action_space
 from pomdp_bench.memory import MemoryConfig, build_memory
 
 MemoryState = tuple[Tensor, ...]
@@ -170,6 +172,52 @@ class CategoricalHead(nn.Module):
         return logits.argmax(-1)
 
 
+class MultiCategoricalHead(nn.Module):
+    """Independent categoricals over ``K`` action dimensions of ``nvec[k]`` choices each
+    (a ``MultiDiscrete`` space, as SB3's ``MultiCategoricalDistribution``): one logit
+    group per dimension, log-probabilities and entropies summed over the dimensions.
+    Its parameters are the groups' normalised logits side by side ``[..., sum(nvec)]``;
+    actions are ``[..., K]`` indices from 0."""
+
+    def __init__(self, latent_size: int, nvec: list[int]) -> None:
+        super().__init__()
+        self.nvec = [int(n) for n in nvec]
+        self.linear = nn.Linear(latent_size, sum(self.nvec))
+
+    def _groups(self, logits: Tensor) -> tuple[Tensor, ...]:
+        return torch.split(logits, self.nvec, dim=-1)
+
+    def forward(self, latent: Tensor) -> Tensor:
+        return torch.cat([torch.log_softmax(g, dim=-1) for g in self._groups(self.linear(latent))], dim=-1)
+
+    def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
+        parts = [
+            g.gather(-1, actions[..., k].long().unsqueeze(-1)).squeeze(-1)
+            for k, g in enumerate(self._groups(logits))
+        ]
+        return torch.stack(parts, dim=-1).sum(-1)
+
+    def entropy(self, logits: Tensor) -> Tensor:
+        return -(logits.exp() * logits).sum(-1)  # the sum over groups of each group's entropy
+
+    def sample(self, logits: Tensor, generator: torch.Generator | None) -> Tensor:
+        # Inverse-CDF sampling per group, as CategoricalHead.
+        u = torch.rand(
+            (*logits.shape[:-1], len(self.nvec)),
+            generator=generator,
+            device=logits.device,
+            dtype=logits.dtype,
+        )
+        picks = [
+            (g.exp().cumsum(-1) < u[..., k : k + 1]).sum(-1).clamp_(max=n - 1)
+            for k, (g, n) in enumerate(zip(self._groups(logits), self.nvec, strict=True))
+        ]
+        return torch.stack(picks, dim=-1)
+
+    def mode(self, logits: Tensor) -> Tensor:
+        return torch.stack([g.argmax(-1) for g in self._groups(logits)], dim=-1)
+
+
 class DiagGaussianHead(nn.Module):
     """A diagonal Gaussian over ``A``-dimensional actions with a learned,
     state-independent log standard deviation; its parameters are the means ``[..., A]``."""
@@ -199,12 +247,14 @@ class DiagGaussianHead(nn.Module):
 
 
 def make_action_head(space: spaces.Space, latent_size: int, log_std_init: float = 0.0) -> nn.Module:
-    """The action distribution head for ``space`` (``Discrete`` or 1-d ``Box``)."""
+    """The action distribution head for ``space`` (``Discrete``, ``MultiDiscrete`` with a
+    1-d ``nvec``, or a 1-d ``Box``); its actions count from 0 (the agent adds ``start``)."""
+    check_action_space(space, "PPO")
     if isinstance(space, spaces.Discrete):
         return CategoricalHead(latent_size, int(space.n))
-    if isinstance(space, spaces.Box) and len(space.shape) == 1:
-        return DiagGaussianHead(latent_size, int(space.shape[0]), log_std_init)
-    raise TypeError(f"action space {space} is not supported: use Discrete or a 1-d Box")
+    if isinstance(space, spaces.MultiDiscrete):
+        return MultiCategoricalHead(latent_size, space.nvec.tolist())
+    return DiagGaussianHead(latent_size, int(space.shape[0]), log_std_init)
 
 
 class ActorCriticState(NamedTuple):
@@ -224,8 +274,9 @@ class ActorCritic(nn.Module):
     the one trunk (as CleanRL's recurrent PPO does).
 
     Args:
-        observation_space: a ``Box`` (flattened) or ``Discrete`` (one-hot) space.
-        action_space: ``Discrete`` or a 1-d ``Box``.
+        observation_space: a ``Box`` (flattened) or ``Discrete`` (one-hot) space
+            (other spaces reach it flattened: :mod:`pomdp_bench.agents.spaces`).
+        action_space: ``Discrete``, ``MultiDiscrete`` (1-d) or a 1-d ``Box``.
         memory: the memory block's settings (``kind="none"`` for feedforward).
         net_arch: hidden widths, see :meth:`NetArch.parse`.
         activation: activation name of the MLPs.
@@ -361,7 +412,8 @@ class ActorCritic(nn.Module):
 
         Args:
             obs: ``[T, B, *obs_shape]``.
-            actions: ``[T, B]`` (Discrete) or ``[T, B, A]`` (Box).
+            actions: ``[T, B]`` (Discrete), ``[T, B, K]`` (MultiDiscrete, from 0) or
+                ``[T, B, A]`` (Box).
             state: the memories before step 0 (``[B, ...]`` tensors).
             episode_starts: ``[T, B]`` bool.
 

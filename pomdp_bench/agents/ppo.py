@@ -43,6 +43,7 @@ from pomdp_bench.agents.networks import ActorCritic, ActorCriticState, MemorySta
 from pomdp_bench.agents.normalization import Normalizer
 from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer
 from pomdp_bench.agents.settings import PPOSettings
+from pomdp_bench.agents.spaces import check_action_space
 
 
 class PPO(Agent[PPOSettings]):
@@ -57,7 +58,8 @@ class PPO(Agent[PPOSettings]):
 
     Raises:
         TypeError: an unknown setting (the message lists the valid ones), a wrong
-            type, or an action space other than ``Discrete`` or ``Box``.
+            type, an observation or action space the agent cannot take
+            (:mod:`pomdp_bench.agents.spaces` lists those it can).
         ValueError: settings that cannot work (e.g. a ``bptt_length`` that does not
             divide the default), with the valid values in the message.
     """
@@ -77,8 +79,7 @@ class PPO(Agent[PPOSettings]):
             raise ValueError(
                 f"normalize_observations needs a Box observation space, got {self.observation_space}"
             )
-        if not isinstance(self.action_space, (spaces.Discrete, spaces.Box)):
-            raise TypeError(f"action space {self.action_space} is not supported: use Discrete or Box")
+        check_action_space(self.action_space, "PPO")
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(s.seed)
@@ -110,7 +111,7 @@ class PPO(Agent[PPOSettings]):
             self.observation_space.shape,
             torch.float32,
             self.action_space.shape,
-            torch.long if isinstance(self.action_space, spaces.Discrete) else torch.float32,
+            torch.float32 if isinstance(self.action_space, spaces.Box) else torch.long,
             s.bptt_length,
             self.device,
         )
@@ -374,11 +375,13 @@ class PPO(Agent[PPOSettings]):
         return self._to_env_action(action), state
 
     def _to_env_action(self, action: torch.Tensor) -> np.ndarray:
-        """Actions as numpy, ``Box`` ones clipped into the bounds (SB3's behaviour)."""
+        """Actions as numpy, ``Box`` ones clipped into the bounds (SB3's behaviour),
+        discrete ones shifted by the space's ``start``."""
         action_np = action.cpu().numpy()
         if isinstance(self.action_space, spaces.Box):
-            action_np = np.clip(action_np, self.action_space.low, self.action_space.high)
-        return action_np
+            return np.clip(action_np, self.action_space.low, self.action_space.high)
+        start = self.action_space.start
+        return action_np + start.astype(action_np.dtype) if np.any(start) else action_np
 
     def _state_dicts(self) -> dict[str, Any]:
         return {

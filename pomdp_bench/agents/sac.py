@@ -89,10 +89,6 @@ class SAC(Agent[SACSettings]):
 
     def _setup_model(self) -> None:
         s = self.settings
-        if not isinstance(self.observation_space, (spaces.Box, spaces.Discrete)):
-            raise TypeError(
-                f"observation space {self.observation_space} is not supported: use Box or Discrete"
-            )
         check_action_space(self.action_space)
         self.discrete = isinstance(self.action_space, spaces.Discrete)
         self.target_entropy = s.target_entropy_for(

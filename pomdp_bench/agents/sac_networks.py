@@ -28,6 +28,7 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from pomdp_bench.agents.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
+from pomdp_bench.agents.spaces import check_action_space as check_agent_action_space
 from pomdp_bench.memory import MemoryConfig
 
 # SB3's bounds on the Gaussian's log standard deviation.
@@ -82,12 +83,8 @@ def action_feature_size(space: spaces.Space) -> int:
 
 
 def check_action_space(space: spaces.Space) -> None:
-    """Refuse an action space SAC does not handle (``TypeError``)."""
-    if isinstance(space, spaces.Discrete):
-        return
-    if isinstance(space, spaces.Box) and len(space.shape) == 1 and bool(space.is_bounded("both")):
-        return
-    raise TypeError(f"action space {space} is not supported: use Discrete or a bounded 1-d Box")
+    """Refuse an action space SAC does not handle (``TypeError``, listing those it does)."""
+    check_agent_action_space(space, "SAC")
 
 
 class SACActor(nn.Module):

@@ -20,11 +20,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from gymnasium.wrappers import FlattenObservation
 from torch import nn
 
 from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.agents.settings import PPOSettings
+from pomdp_bench.agents.spaces import check_observation_space, flatten_observations, needs_flattening
 from pomdp_bench.memory import MemoryConfig
 
 try:
@@ -163,7 +165,7 @@ class SB3RecurrentPPO:
         n_envs, seed = s.n_envs, s.seed
         self.env_id, self.env_kwargs, self.seed = env, dict(env_kwargs or {}), seed
         self.n_envs, self.gamma = n_envs, s.gamma
-        venv = make_vec_env(lambda: gym.make(env, **self.env_kwargs), n_envs=n_envs, seed=seed)
+        venv = make_vec_env(self._make_env, n_envs=n_envs, seed=seed)
         if s.normalize_observations or s.normalize_rewards:
             venv = VecNormalize(
                 venv, norm_obs=s.normalize_observations, norm_reward=s.normalize_rewards, gamma=s.gamma
@@ -193,6 +195,14 @@ class SB3RecurrentPPO:
         self.history: list[dict[str, float]] = []
         self._t0, self._t0_steps = time.perf_counter(), 0
 
+    def _make_env(self) -> gym.Env:
+        """One copy of the env, read as our agents read it: Box and Discrete observations
+        as they are, other spaces flattened by Gymnasium (:mod:`pomdp_bench.agents.spaces`)."""
+        env = gym.make(self.env_id, **self.env_kwargs)
+        check_observation_space(env.observation_space)
+        self._raw_observation_space = env.observation_space
+        return FlattenObservation(env) if needs_flattening(env.observation_space) else env
+
     @property
     def num_timesteps(self) -> int:
         return int(self.model.num_timesteps)
@@ -221,7 +231,11 @@ class SB3RecurrentPPO:
         deterministic: bool = False,
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
         """``RecurrentPPO.predict`` on raw observations (normalised here as in training)."""
-        obs = np.asarray(observation)
+        if needs_flattening(self._raw_observation_space):
+            flat, single = flatten_observations(self._raw_observation_space, observation)
+            obs = flat[0] if single else flat
+        else:
+            obs = np.asarray(observation)
         if isinstance(self.env, VecNormalize):
             obs = self.env.normalize_obs(obs)
         return self.model.predict(obs, state=state, episode_start=episode_start, deterministic=deterministic)
@@ -233,7 +247,7 @@ class SB3RecurrentPPO:
         ``evaluate_policy`` with frozen normalisation statistics)."""
         n = min(n_episodes, self.n_envs)
         venv = make_vec_env(
-            lambda: gym.make(self.env_id, **self.env_kwargs),
+            self._make_env,
             n_envs=n,
             seed=self.seed + 10_000 if seed is None else seed,
         )
