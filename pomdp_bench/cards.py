@@ -173,5 +173,8 @@ def get_card(env_id: str) -> EnvCard:
     env_id = env_id.removeprefix("pomdp_bench:")
     cards = load_cards()
     if env_id not in cards:
-        raise ValueError(f"no env card for {env_id!r}; known ids: {sorted(cards)}")
+        raise ValueError(
+            f"no env card for {env_id!r}; known ids: {sorted(cards)}. An env of your own needs a "
+            f"card first: pomdp_bench.envs.register_card (examples/new_env.py)"
+        )
     return cards[env_id]

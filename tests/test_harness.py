@@ -368,6 +368,16 @@ def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.Captu
         with pytest.raises(SystemExit):
             run.main([*argv, "--out", str(tmp_path), "--dry-run"])
         assert message in capsys.readouterr().err
+    # A suite naming an id without a card: one line saying how to give it one, no traceback.
+    suite = tmp_path / "mine.yaml"
+    suite.write_text(
+        "name: mine\nseeds: 1\ngroups: [{agent: ppo, memory: [none], envs: [{id: RememberBit-v0}]}]\n"
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--suite", str(suite), "--out", str(tmp_path), "--dry-run"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err
+    assert "no env card for 'RememberBit-v0'" in err and "register_card" in err
 
 
 def test_ray_backend_runs_the_smoke_suite(tmp_path: Path) -> None:

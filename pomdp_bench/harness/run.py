@@ -298,20 +298,20 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(args.envs) - set(load_cards()))
         if unknown:
             parser.error(f"unknown env ids {unknown}; known: {sorted(load_cards())}")
-    try:
+    try:  # a suite's or a card's mistake is one line, not a traceback
         suite = load_suite(args.suite)
-    except ValueError as err:
+        specs = expand(
+            suite,
+            envs=args.envs,
+            agents=args.agents,
+            memory=args.memory,
+            bptt=args.bptt,
+            seeds=args.seeds,
+            steps=args.steps,
+            device=args.device,
+        )
+    except (ValueError, TypeError) as err:
         parser.error(str(err))
-    specs = expand(
-        suite,
-        envs=args.envs,
-        agents=args.agents,
-        memory=args.memory,
-        bptt=args.bptt,
-        seeds=args.seeds,
-        steps=args.steps,
-        device=args.device,
-    )
     if not specs:
         parser.error("the filters leave no run in the suite")
     out = Path(args.out)
