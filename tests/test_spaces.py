@@ -222,7 +222,9 @@ class MatchCueEnv(gym.Env):
         return self.cue, reward, True, False, {}
 
 
+@pytest.mark.trajectory
 def test_ppo_learns_a_multidiscrete_task() -> None:
+    # Measured (seeds 0-3, native kernels): sampled returns 0.9975-1.0 after 3000 steps.
     agent = PPO(
         MatchCueEnv,
         "none",
