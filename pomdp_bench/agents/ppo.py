@@ -80,6 +80,9 @@ class PPO(Agent[PPOSettings]):
                 f"normalize_observations needs a Box observation space, got {self.observation_space}"
             )
         check_action_space(self.action_space, "PPO")
+        # Discrete heads count from 0; a space starting elsewhere is shifted on the way out.
+        start = getattr(self.action_space, "start", None)
+        self._action_start = None if start is None or not np.any(start) else np.asarray(start, np.int64)
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(s.seed)
@@ -380,8 +383,7 @@ class PPO(Agent[PPOSettings]):
         action_np = action.cpu().numpy()
         if isinstance(self.action_space, spaces.Box):
             return np.clip(action_np, self.action_space.low, self.action_space.high)
-        start = self.action_space.start
-        return action_np + start.astype(action_np.dtype) if np.any(start) else action_np
+        return action_np if self._action_start is None else action_np + self._action_start
 
     def _state_dicts(self) -> dict[str, Any]:
         return {

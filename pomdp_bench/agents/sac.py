@@ -51,12 +51,12 @@ from pomdp_bench.agents.sac_networks import (
     SACNetArch,
     action_feature_size,
     action_features,
-    check_action_space,
     make_sac_networks,
     observation_features,
 )
 from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
 from pomdp_bench.agents.settings import SACSettings, parse_ent_coef
+from pomdp_bench.agents.spaces import check_action_space
 from pomdp_bench.validation import check_int
 
 
@@ -89,7 +89,7 @@ class SAC(Agent[SACSettings]):
 
     def _setup_model(self) -> None:
         s = self.settings
-        check_action_space(self.action_space)
+        check_action_space(self.action_space, "SAC")
         self.discrete = isinstance(self.action_space, spaces.Discrete)
         self.target_entropy = s.target_entropy_for(
             int(self.action_space.n) if self.discrete else None, int(np.prod(self.action_space.shape))

@@ -28,7 +28,7 @@ from gymnasium import spaces
 from torch import Tensor, nn
 
 from pomdp_bench.agents.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
-from pomdp_bench.agents.spaces import check_action_space as check_agent_action_space
+from pomdp_bench.agents.spaces import check_action_space
 from pomdp_bench.memory import MemoryConfig
 
 # SB3's bounds on the Gaussian's log standard deviation.
@@ -82,11 +82,6 @@ def action_feature_size(space: spaces.Space) -> int:
     return int(space.n) if isinstance(space, spaces.Discrete) else int(space.shape[0])
 
 
-def check_action_space(space: spaces.Space) -> None:
-    """Refuse an action space SAC does not handle (``TypeError``, listing those it does)."""
-    check_agent_action_space(space, "SAC")
-
-
 class SACActor(nn.Module):
     """``obs -> encoder -> memory -> pi MLP -> policy head``.
 
@@ -107,7 +102,7 @@ class SACActor(nn.Module):
         activation: type[nn.Module],
     ) -> None:
         super().__init__()
-        check_action_space(action_space)
+        check_action_space(action_space, "SAC")
         self.discrete = isinstance(action_space, spaces.Discrete)
         self.trunk = Trunk(flat_obs_size(observation_space), net_arch.encoder, memory, activation)
         self.latent_pi, size = build_mlp(self.trunk.output_size, net_arch.pi, activation)
@@ -189,7 +184,7 @@ class SACCritic(nn.Module):
         n_critics: int = 2,
     ) -> None:
         super().__init__()
-        check_action_space(action_space)
+        check_action_space(action_space, "SAC")
         self.discrete = isinstance(action_space, spaces.Discrete)
         # A stateless memory forgets the previous action at once: leave it out.
         self.reads_prev_action = memory.kind != "none"
