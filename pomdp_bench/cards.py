@@ -10,11 +10,13 @@ reads the cards, and so does the harness: they are the single source of truth.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import yaml
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -60,6 +62,20 @@ class EnvCard:
     # e.g. "corridor_length + 1" (tuned settings may then count in episodes, "4T").
     episode_length_formula: str = ""
     superseded_by: str | None = None  # a newer version of this env that suites now use
+    # True for a card the harness made for an outside env (implicit_card): facts it was not
+    # given are unknown (NaN optimum or ceiling, horizon 0), not measured.
+    implicit: bool = False
+
+    @property
+    def optimum_known(self) -> bool:
+        """Whether the card gives the optimal return (an implicit card may not)."""
+        return not math.isnan(float(self.optimal_return))
+
+    @property
+    def ceiling_known(self) -> bool:
+        """Whether the card gives a feedforward ceiling; if not, the leaderboard takes the
+        suite's memory=none cells (``ff_ceiling_source: empirical``)."""
+        return not math.isnan(float(self.ff_ceiling))
 
     def budget_for(self, agent: str) -> int:
         """Training budget in env steps for ``agent`` (the card's ``budget.<agent>``,
@@ -113,6 +129,75 @@ class EnvCard:
             )
 
 
+# An implicit card's facts where the suite gives none (everything not known is said so).
+_IMPLICIT_DEFAULTS: dict[str, Any] = {
+    "entry_point": "",
+    "vector_entry_point": None,
+    "kwargs": {},
+    "max_episode_steps": None,
+    "observation": "as the env declares it",
+    "action": "as the env declares it",
+    "reward": "as the env defines it",
+    "termination": "as the env defines it",
+    "truncation": "as the env defines it",
+    "memory_horizon": 0,  # unknown: pieces are n/a, cue_reach empty
+    "optimal_return": math.nan,  # unknown: no normalised score, no verdict
+    "ff_ceiling": math.nan,  # unknown: the suite's best converged memory=none cell
+    "ff_ceiling_source": "empirical",
+    "ff_ceiling_derivation": (
+        "Implicit card: the best memory=none cell of the same suite and agent, counted only where "
+        "its runs converged (else the leaderboard marks it lower_bound)."
+    ),
+}
+
+
+def implicit_card(env_id: str, given: Mapping[str, Any] | None = None) -> EnvCard:
+    """The card of an env that ships none: the facts ``given`` (a suite's inline ``card``:
+    any :class:`EnvCard` keys), the rest unknown (:data:`_IMPLICIT_DEFAULTS`).
+
+    An unknown optimum (``optimal_return`` absent or null) leaves the normalised score
+    and the verdict empty; an unknown ceiling makes the leaderboard measure it from the
+    suite's memory=none cells. A ``given`` that holds every key is an ordinary card.
+
+    Raises:
+        ValueError: an unknown key or an invalid value (the message names the env).
+    """
+    given = dict(given or {})
+    if "id" in given and given["id"] != env_id:
+        raise ValueError(f"inline card of {env_id!r} has id {given['id']!r}; leave id out or make them equal")
+    complete = all(f.name in given for f in fields(EnvCard) if f.default is MISSING and f.name != "id")
+    raw = {**_IMPLICIT_DEFAULTS, "implicit": not complete, **given, "id": env_id}
+    for name in ("optimal_return", "ff_ceiling"):  # null in YAML: unknown
+        raw[name] = math.nan if raw[name] is None else raw[name]
+    if not raw.get("entry_point"):
+        try:
+            spec = gym.spec(env_id)
+        except gym.error.Error:
+            spec = None
+        raw["entry_point"] = "" if spec is None or not isinstance(spec.entry_point, str) else spec.entry_point
+    return read_card(raw)
+
+
+def card_data(card: EnvCard) -> dict[str, Any]:
+    """``card`` as plain data (what a run spec carries), NaN written as None."""
+    data = asdict(card)
+    for name in ("optimal_return", "ff_ceiling"):
+        if isinstance(data[name], float) and math.isnan(data[name]):
+            data[name] = None
+    return data
+
+
+def card_of(env_id: str, card: Mapping[str, Any] | None = None) -> EnvCard:
+    """The card a run reads: ``card`` (a spec's carried card data, for an env whose card
+    is not shipped) or else the known card of ``env_id``."""
+    return implicit_card(env_id, card) if card is not None else get_card(env_id)
+
+
+def is_shipped(env_id: str) -> bool:
+    """Whether ``env_id`` has a card shipped with pomdp_bench (``envs/*.yaml``)."""
+    return env_id.removeprefix("pomdp_bench:") in _shipped_cards()
+
+
 def read_card(source: str | Path | Mapping[str, Any]) -> EnvCard:
     """An :class:`EnvCard` from a YAML file or a dict with the card's keys.
 
@@ -163,7 +248,10 @@ def load_cards() -> dict[str, EnvCard]:
 
 
 def current_env_id(env_id: str) -> str:
-    """``env_id``, or the id of the version that supersedes it (following ``superseded_by``)."""
+    """``env_id``, or the id of the version that supersedes it (following ``superseded_by``);
+    an id without a known card (an outside env) as it is."""
+    if env_id.removeprefix("pomdp_bench:") not in load_cards():
+        return env_id
     card = get_card(env_id)
     return env_id if card.superseded_by is None else current_env_id(card.superseded_by)
 

@@ -361,9 +361,9 @@ def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.Captu
     assert "estimated time" in capsys.readouterr().out
     for argv, message in (
         (["--suite", "nope"], "unknown suite"),
-        (["--suite", "memory", "--envs", "Nope-v0"], "unknown env ids"),
+        (["--suite", "memory", "--envs", "Nope-v0"], "are not in suite 'memory'"),
         (["--suite", "memory", "--workers", "0"], "--workers must be >= 1"),
-        (["--suite", "memory", "--memory", "gru", "--envs", "TMaze-v0", "--agents", "sb3_ppo"], "no run"),
+        (["--suite", "memory", "--memory", "gru", "--envs", "TMaze-v1", "--agents", "sb3_ppo"], "no run"),
     ):
         with pytest.raises(SystemExit):
             run.main([*argv, "--out", str(tmp_path), "--dry-run"])
@@ -377,7 +377,8 @@ def test_cli_list_dry_run_and_bad_arguments(tmp_path: Path, capsys: pytest.Captu
         run.main(["--suite", str(suite), "--out", str(tmp_path), "--dry-run"])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "Traceback" not in err
-    assert "no env card for 'RememberBit-v0'" in err and "register_card" in err
+    assert "no env card and no Gymnasium registration for 'RememberBit-v0'" in err
+    assert "import:" in err and "register_card" in err
 
 
 def test_ray_backend_runs_the_smoke_suite(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import abc
 import collections
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -44,6 +44,7 @@ from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.agents.settings import AgentSettings
 from pomdp_bench.agents.spaces import flat_vector_env, flatten_observations, needs_flattening
 from pomdp_bench.envs.make import make_vector_env, training_env
+from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_int
 
@@ -74,6 +75,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
             :class:`~pomdp_bench.memory.MemoryConfig` (``None``: the settings', which
             default to none, the feedforward baseline).
         env_kwargs: keyword arguments of the env, when ``env`` is an id.
+        env_wrappers: wrappers of each copy of an env given as an id, named by import
+            path (``"minigrid.wrappers:ImgObsWrapper"`` or ``{"path": ..., "kwargs":
+            {...}}``: :mod:`pomdp_bench.envs.wrappers`); training, ``evaluate``,
+            ``save`` and ``load`` all use them.
         settings: the agent's settings to start from (default: the library's defaults,
             not the tuned ones: :meth:`from_tuned` reads ``agents/<agent>.yaml``).
         device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
@@ -91,8 +96,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
 
     Attributes:
         env: the training vector env (``SAME_STEP`` autoreset).
-        env_id, env_kwargs: what built it (``env_id`` is ``None`` for a vector env
-            given without a spec).
+        env_id, env_kwargs, env_wrappers: what built it (``env_id`` is ``None`` for a
+            vector env given without a spec).
         n_envs: copies stepped together (``N``).
         settings: the resolved settings (:mod:`pomdp_bench.agents.settings`).
         num_timesteps: env steps taken in training, over all copies.
@@ -119,6 +124,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
         memory: MemoryConfig | Mapping[str, Any] | str | None = None,
         *,
         env_kwargs: dict[str, Any] | None = None,
+        env_wrappers: Sequence[str | Mapping[str, Any]] | None = None,
         settings: SettingsT | None = None,
         device: str | torch.device = "auto",
         verbose: int = 0,
@@ -132,7 +138,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
         if memory is not None:
             changes = {"memory": memory, **changes}
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
-        resolved = training_env(env, env_kwargs, made.n_envs, self.default_n_envs)
+        self.env_wrappers = check_wrappers(env_wrappers)
+        resolved = training_env(env, env_kwargs, made.n_envs, self.default_n_envs, self.env_wrappers)
         self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
         self._training_env = resolved  # evaluate() builds copies from it (a factory keeps wrappers)
         self._env_from_id = isinstance(env, str)
@@ -427,7 +434,9 @@ class Agent(abc.ABC, Generic[SettingsT]):
         if env is None:  # copies of the user's own env (its wrappers too) when it was one
             env = built = self._training_env.copies(min(n_episodes, max_copies))
         if env is None and self.env_id is not None:
-            env = built = make_vector_env(self.env_id, min(n_episodes, max_copies), **self.env_kwargs)
+            env = built = make_vector_env(
+                self.env_id, min(n_episodes, max_copies), wrappers=self.env_wrappers, **self.env_kwargs
+            )
         if env is not None:
             env = flat_vector_env(env)  # read as in training (a no-op for Box and Discrete)
         try:
@@ -488,6 +497,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 "format": self.save_format,
                 "env": self.env_id,
                 "env_kwargs": self.env_kwargs,
+                "env_wrappers": self.env_wrappers,
                 "env_from_id": self._env_from_id,
                 "settings": self.settings.to_dict(),
                 **self._state_dicts(),
@@ -525,6 +535,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
             data = cls._upgrade(dict(data), path)
         settings = cls.settings_class.from_dict(data["settings"])
         env_kwargs: dict[str, Any] | None = data["env_kwargs"]
+        wrappers = data.get("env_wrappers") or None  # saves before 0.3 had none
         if env is None:
             env = data["env"]
             if env is None or not data.get("env_from_id", True):
@@ -533,11 +544,11 @@ class Agent(abc.ABC, Generic[SettingsT]):
                     f"{'' if env is None else f' (of {env!r})'}, which a save cannot rebuild with "
                     f"its wrappers: pass env= (the same kind of env) to load it"
                 )
-        elif not isinstance(env, str):  # an env brings its own kwargs
-            env_kwargs = None
+        elif not isinstance(env, str):  # an env brings its own kwargs and wrappers
+            env_kwargs = wrappers = None
             if isinstance(env, (gym.Env, VectorEnv)):  # and its copies; a factory keeps n_envs
                 settings = settings.make(settings, n_envs=None)
-        model = cls(env, settings=settings, env_kwargs=env_kwargs, device=device)
+        model = cls(env, settings=settings, env_kwargs=env_kwargs, env_wrappers=wrappers, device=device)
         model._load_state_dicts(data)
         model.num_timesteps = int(data["num_timesteps"])
         model.n_updates = int(data["n_updates"])

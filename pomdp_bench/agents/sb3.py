@@ -27,6 +27,7 @@ from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.agents.settings import PPOSettings
 from pomdp_bench.agents.spaces import check_observation_space, flatten_observations, needs_flattening
+from pomdp_bench.envs.wrappers import apply_wrappers, check_wrappers
 from pomdp_bench.memory import MemoryConfig
 
 try:
@@ -146,10 +147,12 @@ class SB3RecurrentPPO:
         memory: MemoryConfig | dict[str, Any] | str | None = None,
         *,
         env_kwargs: dict[str, Any] | None = None,
+        env_wrappers: list[str | dict[str, Any]] | None = None,
         settings: PPOSettings | None = None,
         device: str = "cpu",
         **changes: Any,
     ) -> None:
+        self.env_wrappers = check_wrappers(env_wrappers)
         if memory is None and settings is None:
             memory = "lstm"  # the only memory RecurrentPPO has
         raw = PPOSettings.make(settings, **({} if memory is None else {"memory": memory}), **changes)
@@ -196,9 +199,9 @@ class SB3RecurrentPPO:
         self._t0, self._t0_steps = time.perf_counter(), 0
 
     def _make_env(self) -> gym.Env:
-        """One copy of the env, read as our agents read it: Box and Discrete observations
+        """One copy of the env (its named wrappers applied), read as our agents read it: Box and Discrete observations
         as they are, other spaces flattened by Gymnasium (:mod:`pomdp_bench.agents.spaces`)."""
-        env = gym.make(self.env_id, **self.env_kwargs)
+        env = apply_wrappers(gym.make(self.env_id, **self.env_kwargs), self.env_wrappers)
         check_observation_space(env.observation_space)
         self._raw_observation_space = env.observation_space
         return FlattenObservation(env) if needs_flattening(env.observation_space) else env

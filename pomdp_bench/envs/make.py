@@ -10,7 +10,8 @@ episode's first.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,17 +19,43 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import pomdp_bench.envs  # noqa: F401  (registers the ids)
+from pomdp_bench.envs.wrappers import WrapperSpec, wrapper_functions
 from pomdp_bench.validation import check_int
 
 
-def make_vector_env(env_id: str, num_envs: int, **env_kwargs: Any) -> VectorEnv:
+def import_env_module(env_id: str) -> str:
+    """The bare id of ``"module:Id"``, after importing ``module`` (which registers it), as
+    ``gym.make`` reads such ids; any other id as it is.
+
+    Raises:
+        ValueError: the module does not import (the message suggests installing it).
+    """
+    if ":" not in env_id:
+        return env_id
+    module, bare = env_id.split(":", 1)
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        raise ValueError(
+            f"env id {env_id!r}: cannot import {module!r}, the module that registers {bare!r} "
+            f"({err}); install it (e.g. pip install {module.split('.')[0]})"
+        ) from err
+    return bare
+
+
+def make_vector_env(
+    env_id: str, num_envs: int, *, wrappers: Sequence[WrapperSpec] = (), **env_kwargs: Any
+) -> VectorEnv:
     """``num_envs`` copies of ``env_id`` in ``SAME_STEP`` autoreset mode.
 
-    Uses the env's natively vectorized twin when it has one, else Gymnasium's
-    ``SyncVectorEnv``.
+    Uses the env's natively vectorized twin when it has one and no ``wrappers`` are
+    given, else Gymnasium's ``SyncVectorEnv`` of copies each wrapped by ``wrappers``
+    (:mod:`pomdp_bench.envs.wrappers`). ``env_id`` may be ``"module:Id"``, as in
+    ``gym.make``: the module is imported first (it registers the id).
     """
+    env_id = import_env_module(env_id)
     spec = gym.spec(env_id)
-    if spec.vector_entry_point is not None:
+    if spec.vector_entry_point is not None and not wrappers:
         return gym.make_vec(
             env_id,
             num_envs=num_envs,
@@ -41,6 +68,7 @@ def make_vector_env(env_id: str, num_envs: int, **env_kwargs: Any) -> VectorEnv:
         num_envs=num_envs,
         vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
+        wrappers=wrapper_functions(wrappers) or None,
         **env_kwargs,
     )
 
@@ -77,6 +105,7 @@ class TrainingEnv:
     env_kwargs: dict[str, Any]
     n_envs: int
     factory: Callable[[], gym.Env] | None = None
+    wrappers: tuple[WrapperSpec, ...] = ()  # named wrappers of an env given as an id
 
     def copies(self, n: int) -> VectorEnv | None:
         """``n`` fresh copies in ``SAME_STEP`` mode from ``factory`` (None without one)."""
@@ -90,12 +119,15 @@ def training_env(
     env_kwargs: dict[str, Any] | None,
     n_envs: int | None,
     default_n_envs: int,
+    wrappers: Sequence[WrapperSpec] = (),
 ) -> TrainingEnv:
     """Resolve an agent's ``env`` argument: an id (built here with ``n_envs`` copies,
     ``default_n_envs`` when None); a single ``gym.Env`` (one copy, as SB3 takes it, and
     deep copies of it for evaluation, wrappers included); a factory (a callable
     returning a ``gym.Env``: ``n_envs`` copies, and more for evaluation); or a
-    ``SAME_STEP`` vector env (taken as it is).
+    ``SAME_STEP`` vector env (taken as it is). ``wrappers`` (named, from
+    :func:`pomdp_bench.envs.wrappers.check_wrappers`) wrap each copy of an env given
+    as an id; other envs bring their own.
 
     Raises:
         TypeError: ``env`` is none of these.
@@ -106,7 +138,12 @@ def training_env(
     if isinstance(env, str):
         n = default_n_envs if n_envs is None else check_int("n_envs", n_envs, minimum=1)
         kwargs = dict(env_kwargs or {})
-        return TrainingEnv(make_vector_env(env, n, **kwargs), env, kwargs, n)
+        vec = make_vector_env(env, n, wrappers=wrappers, **kwargs)
+        return TrainingEnv(vec, env, kwargs, n, wrappers=tuple(wrappers))
+    if wrappers:
+        raise ValueError(
+            "env_wrappers only applies when env is an id; wrap the env (or the factory's env) yourself"
+        )
     if env_kwargs is not None and (isinstance(env, (gym.Env, VectorEnv)) or callable(env)):
         raise ValueError("env_kwargs only applies when env is an id, not an env, a vector env or a factory")
     if isinstance(env, gym.Env):  # one env, as SB3 takes it: a vector env of one copy

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pomdp_bench.cards import get_card
+from pomdp_bench.cards import EnvCard, card_of
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
 
@@ -113,10 +113,13 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
         "str",
-        "analytic (env card), or empirical: the higher of the best memory=none cell of the suite and the card's measured memoryless controller",
+        "analytic (env card); empirical: the higher of the best memory=none cell of the suite and the card's measured memoryless controller, or, for an env without a card (an implicit card), the suite's best memory=none cell where its runs converged (stopped as solved or plateaued; without a stop rule, a late gain of at most 5% of the gap to the optimum); lower_bound: that cell had not converged, so no verdict; unknown: no memory=none cell",
     ),
-    "optimal_return": ("float", "optimal return (env card)"),
-    "normalized_score": ("float", "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling)"),
+    "optimal_return": ("float", "optimal return (env card, or the suite's inline card); empty where unknown"),
+    "normalized_score": (
+        "float",
+        "(return_mean - ff_ceiling) / (optimal_return - ff_ceiling); empty where the optimum or the ceiling is unknown (see verdict_note)",
+    ),
     "late_gain": (
         "float",
         "mean over seeds of the runs' late_gain (last quarter of training), / (optimal_return - ff_ceiling)",
@@ -124,7 +127,11 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "plateaued": ("bool", "late_gain <= 0.05: the curve had flattened by the end of the budget"),
     "learned": (
         "bool",
-        "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score; empty below 5 seeds)",
+        "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score; empty below 5 seeds, and where the optimum is unknown or the ceiling only a lower bound)",
+    ),
+    "verdict_note": (
+        "str",
+        "why normalized_score or learned is empty or qualified (unknown optimum, a lower-bound or unknown ceiling); empty for carded envs",
     ),
     "stop_reasons": (
         "str",
@@ -282,7 +289,7 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "late_gain": _late_gain(result, spec["total_timesteps"])
                 if row["status"] == "ok"
                 else math.nan,
-                "cue_reach": cue_reach(reach, spec["horizon"]),
+                "cue_reach": cue_reach(reach, spec["horizon"]) if spec["horizon"] > 0 else math.nan,
                 "stop_reason": result.get("stop_reason", ""),
                 "timesteps": _trained_steps(result, spec),
                 "steps_to_solve": result.get("solved_steps"),
@@ -294,11 +301,13 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "git_commit": row["git_commit"],
                 "machine": row["machine"],
                 "created_at": row["created_at"],
-                # Not published (RUN_COLUMNS): the per-episode returns the verdict resamples.
+                # Not published (RUN_COLUMNS): the per-episode returns the verdict resamples,
+                # and the card a run of an env without a shipped card carried.
                 "episode_returns": result.get("final_returns") or [result["final_return"]],
+                "card": json_text(spec["card"]) if spec.get("card") is not None else "",
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=[*RUN_COLUMNS, "episode_returns"])
+    frame = pd.DataFrame.from_records(records, columns=[*RUN_COLUMNS, "episode_returns", "card"])
     for column in ("bptt_length", "timesteps", "steps_to_solve"):
         frame[column] = frame[column].astype("Int64")
     frame["seconds_to_solve"] = frame["seconds_to_solve"].astype("float64")
@@ -308,8 +317,9 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
 
 
 def pieces(bptt_length: Any, horizon: int) -> str:
-    """Nominal piece length against the horizon: long, short or n/a (see ``cue_reach``)."""
-    if bptt_length is None or pd.isna(bptt_length):
+    """Nominal piece length against the horizon: long, short or n/a (see ``cue_reach``);
+    n/a also where the horizon is unknown (0: an outside env's implicit card)."""
+    if bptt_length is None or pd.isna(bptt_length) or horizon <= 0:
         return "n/a"
     return "long" if int(bptt_length) >= horizon + 1 else "short"
 
@@ -356,6 +366,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             machine=";".join(sorted(set(group["machine"]))),
             command=command,
             created_at=max(group["created_at"]),
+            card=first.get("card", ""),
         )
         records.append(record)
     cells = pd.DataFrame.from_records(records)
@@ -366,15 +377,42 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
     return cells[list(CELL_COLUMNS)]
 
 
+def _cell_card(cell: pd.Series) -> EnvCard:
+    """The card of a cell: the one its runs carried (an env without a shipped card), else
+    the shipped card of its id."""
+    return card_of(cell["env_id"], json.loads(cell["card"]) if cell["card"] else None)
+
+
+def _converged(cell: pd.Series, optimum: float, ceiling: float) -> bool:
+    """Whether a memory=none cell's runs converged, so that its return measures what a
+    memoryless policy does rather than a lower bound of it: every run stopped as solved
+    or plateaued by its stop rule; without one, its mean late gain (last quarter of the
+    budget) is at most 5% of the gap from its return to a known optimum."""
+    counts = stop_counts(cell["stop_reasons"])
+    if counts:
+        return counts.get("cap", 0) == 0
+    if math.isnan(optimum) or math.isnan(cell["late_gain"]):
+        return False
+    return bool(cell["late_gain"] <= PLATEAU_GAIN * max(optimum - ceiling, 1e-12))
+
+
+# The late gain, as a share of the gap from the ceiling to the optimum, under which a
+# curve counts as flat (the ``plateaued`` column; the convergence of an empirical ceiling).
+PLATEAU_GAIN = 0.05
+
+
 def _add_ceilings(cells: pd.DataFrame) -> None:
-    ceilings, sources, optima = [], [], []
+    ceilings, sources, optima, notes = [], [], [], []
     for _, cell in cells.iterrows():
-        card = get_card(cell["env_id"])
+        card = _cell_card(cell)
         kwargs = json.loads(cell["env_kwargs"])
-        optima.append(float(card.optimal_return))
+        optimum = float(card.optimal_return)
+        optima.append(optimum)
+        note = "" if card.optimum_known else "optimum unknown: give optimal_return in the suite's card"
         if card.ff_ceiling_source == "analytic":
             ceilings.append(card.ceiling_for(kwargs))
             sources.append("analytic")
+            notes.append(note)
             continue
         same = cells[
             (cells["env_id"] == cell["env_id"])
@@ -383,24 +421,48 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
             & (cells["memory"] == "none")
             & (cells["n_seeds"] > 0)
         ]
-        # Empirical: the best memoryless result known, the suite's best memory=none cell or the
-        # card's measured memoryless controller, whichever is higher (an under-trained none
-        # cell must not lower the bar).
-        best_none = float(same["return_mean"].max()) if len(same) else -math.inf
-        ceilings.append(max(best_none, card.ceiling_for(kwargs)))
-        sources.append("empirical")
+        if card.ceiling_known:
+            # Empirical: the best memoryless result known, the suite's best memory=none cell or
+            # the card's measured memoryless controller, whichever is higher (an under-trained
+            # none cell must not lower the bar).
+            best_none = float(same["return_mean"].max()) if len(same) else -math.inf
+            ceilings.append(max(best_none, card.ceiling_for(kwargs)))
+            sources.append("empirical")
+        elif len(same):  # an implicit card: the suite's best memory=none cell, if it converged
+            best = same.loc[same["return_mean"].idxmax()]
+            ceilings.append(float(best["return_mean"]))
+            if _converged(best, optimum, float(best["return_mean"])):
+                sources.append("empirical")
+            else:
+                sources.append("lower_bound")
+                note = "; ".join(
+                    part
+                    for part in (
+                        note,
+                        "ceiling is a lower bound: the memory=none runs had not converged",
+                    )
+                    if part
+                )
+        else:
+            ceilings.append(math.nan)
+            sources.append("unknown")
+            note = "; ".join(part for part in (note, "no memory=none cell to measure the ceiling") if part)
+        notes.append(note)
     cells["ff_ceiling"] = ceilings
     cells["ff_ceiling_source"] = sources
     cells["optimal_return"] = optima
+    cells["verdict_note"] = notes
     cells["normalized_score"] = (cells["return_mean"] - cells["ff_ceiling"]) / (
         cells["optimal_return"] - cells["ff_ceiling"]
     )
     enough = cells["n_seeds"] >= MIN_SEEDS
     cells["enough_seeds"] = enough.astype(bool)
     cells["late_gain"] = cells["late_gain"] / (cells["optimal_return"] - cells["ff_ceiling"])
-    cells["plateaued"] = (cells["late_gain"] <= 0.05).fillna(False).astype(bool)
+    cells["plateaued"] = (cells["late_gain"] <= PLATEAU_GAIN).fillna(False).astype(bool)
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
-    cells["learned"] = _verdict(cells["return_ci_low"] > midpoint, enough)
+    # A verdict needs a known optimum and a ceiling that is not merely a lower bound.
+    judged = enough & cells["ff_ceiling_source"].isin(["analytic", "empirical"]) & midpoint.notna()
+    cells["learned"] = _verdict(cells["return_ci_low"] > midpoint, judged)
 
 
 def _verdict(passed: pd.Series, enough: pd.Series) -> pd.Series:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pomdp_bench.cards import current_env_id, get_card
+from pomdp_bench.cards import card_of, current_env_id
 from pomdp_bench.harness import html_page, leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite
@@ -211,7 +211,8 @@ def convergence_line(runs: pd.DataFrame) -> str:
         capped = group[group["stop_reason"] == "cap"]
         if len(capped):
             env_id, env_kwargs, agent, memory, bptt = keys
-            card = get_card(env_id)
+            carried = group["card"].iloc[0] if "card" in group else ""
+            card = card_of(env_id, json.loads(carried) if carried else None)
             kwargs = json.loads(env_kwargs)
             gap = card.optimal_return - card.ceiling_for(kwargs)
             rise = float(capped["late_gain"].mean()) / gap if gap else math.nan

@@ -24,7 +24,7 @@ from pomdp_bench.harness import provenance
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import AGENTS, RunSpec
 from pomdp_bench.harness.store import STORE_FILENAME, ResultStore
-from pomdp_bench.harness.suites import available_suites, expand, load_suite
+from pomdp_bench.harness.suites import available_suites, env_source, expand, load_suite
 from pomdp_bench.memory import MEMORY_KINDS
 
 # Single-thread training speeds (env steps/s) for --dry-run when the store has no
@@ -76,6 +76,16 @@ _DEFAULT_RATES = {
     },
     ("sac", "MaskedPendulum-v0"): {"none": 110, "framestack": 105, "gru": 112, "lstm": 116},
     ("sb3_ppo", "MaskedCartPole-v0"): {"lstm": 230},
+    # Every POPGym env (an id prefix): RepeatPreviousEasy with suites/popgym.yaml's settings,
+    # one process alone on the 2-core machine (PositionOnlyPendulumEasy: within 20%).
+    ("ppo", "popgym-"): {
+        "none": 30132,
+        "framestack": 19627,
+        "gru": 5348,
+        "lstm": 12833,
+        "transformer": 4907,
+        "mamba": 1773,
+    },
 }
 _FALLBACK_RATES = {"ppo": 1000.0, "sac": 80.0, "sb3_ppo": 230.0}
 
@@ -140,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--retry-failed", action="store_true", help="rerun runs stored as failed")
     parser.add_argument("--no-report", action="store_true", help="do not write leaderboards after the sweep")
+    parser.add_argument(
+        "--cards",
+        metavar="DIR",
+        help="a folder of env card YAMLs (envs/*.yaml's format) for envs of your own; their ids "
+        "must be registered, or the cards give entry_point",
+    )
     return parser
 
 
@@ -159,17 +175,39 @@ def _check_device(parser: argparse.ArgumentParser, device: str) -> int:
     return count
 
 
-def _print_list() -> None:
+def _print_list(cards: str | None = None) -> None:
     print("suites:")
+    outside: dict[str, tuple[str, RunSpec]] = {}  # env id -> (suite, a spec) for envs without a card
     for name in available_suites():
         suite = load_suite(name)
-        print(f"  {name:10s} {len(expand(suite)):5d} runs  {suite.description.strip().splitlines()[0]}")
+        summary = suite.description.strip().splitlines()[0]
+        try:
+            specs = expand(suite, cards=cards)
+        except (ValueError, TypeError) as err:  # e.g. an outside env whose package is missing
+            print(f"  {name:12s}   n/a runs  {summary}\n{'':21s}cannot expand here: {err}")
+            continue
+        print(f"  {name:12s} {len(specs):5d} runs  {summary}")
+        for spec in specs:
+            if spec.card is not None and spec.env_id not in outside:
+                outside[spec.env_id] = (name, spec)
     print("envs:")
     for env_id, card in sorted(load_cards().items()):
         print(
             f"  {env_id:20s} horizon {card.memory_horizon:4d}  optimal {card.optimal_return:8.1f}  "
             f"ceiling {card.ff_ceiling:8.2f} ({card.ff_ceiling_source})"
         )
+    if outside:
+        print("outside envs of the suites (cards implicit or given by the suite):")
+        for env_id, (name, spec) in sorted(outside.items()):
+            card = spec.env_card()
+            optimum = f"{card.optimal_return:8.1f}" if card.optimum_known else " unknown"
+            ceiling = (
+                f"{card.ff_ceiling:8.2f} ({card.ff_ceiling_source})"
+                if card.ceiling_known
+                else "the suite's memory=none cells (empirical)"
+            )
+            source = f"import {spec.env_import}" if spec.env_import else "registered"
+            print(f"  {env_id:40s} suite {name}, {source}; optimal {optimum}  ceiling {ceiling}")
     print("agents:       " + ", ".join(AGENTS))
     print("memory kinds: " + ", ".join(MEMORY_KINDS))
 
@@ -210,7 +248,14 @@ def estimate_seconds(
         if measured:
             rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
         else:
-            table = _DEFAULT_RATES.get((spec.agent, spec.env_id), {})
+            table = _DEFAULT_RATES.get((spec.agent, spec.env_id)) or next(
+                (
+                    t
+                    for (a, prefix), t in _DEFAULT_RATES.items()
+                    if a == spec.agent and spec.env_id.startswith(prefix)
+                ),
+                {},
+            )
             rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
         if spec.stop is not None:
             cell = (*key, _json(spec.env_kwargs))
@@ -276,10 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        _print_list()
+        _print_list(args.cards)
         return 0
     if args.suite is None:  # a bare call starts nothing long: it says what there is
-        _print_list()
+        _print_list(args.cards)
         print(
             "\nchoose a suite, e.g. python -m pomdp_bench.run --suite memory (the main job) "
             "or --suite smoke (two minutes); add --dry-run to see the runs and the time first",
@@ -294,12 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in (("--seeds", args.seeds), ("--steps", args.steps)):
         if value is not None and value < 1:
             parser.error(f"{name} must be >= 1, got {value}")
-    if args.envs:
-        unknown = sorted(set(args.envs) - set(load_cards()))
-        if unknown:
-            parser.error(f"unknown env ids {unknown}; known: {sorted(load_cards())}")
     try:  # a suite's or a card's mistake is one line, not a traceback
         suite = load_suite(args.suite)
+        if args.envs:
+            named = {env_source(env)[0] for group in suite.groups for env in group["envs"]}
+            unknown = sorted(set(args.envs) - named)
+            if unknown:
+                parser.error(f"env ids {unknown} are not in suite {suite.name!r}; its envs: {sorted(named)}")
         specs = expand(
             suite,
             envs=args.envs,
@@ -309,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             seeds=args.seeds,
             steps=args.steps,
             device=args.device,
+            cards=args.cards,
         )
     except (ValueError, TypeError) as err:
         parser.error(str(err))

@@ -19,7 +19,13 @@ AGENTS = ("ppo", "sac", "sb3_ppo")
 
 # Fields added after runs were first stored, with the defaults that reproduce those runs;
 # left out of the hash while they hold them.
-_ADDED_FIELDS: dict[str, Any] = {"stop": None, "device": "cpu"}
+_ADDED_FIELDS: dict[str, Any] = {
+    "stop": None,
+    "device": "cpu",
+    "env_import": None,
+    "env_wrappers": [],
+    "card": None,
+}
 
 
 def _canonical(value: Any) -> str:
@@ -49,9 +55,17 @@ class RunSpec:
             as a dict), or ``None``: train the whole budget, evaluating at
             ``eval_points`` evenly spaced points.
         device: where the agent trains (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+        env_import: the module that registers ``env_id`` (an outside env, e.g.
+            ``"popgym"``), imported before the env is made; ``None`` for ours.
+        env_wrappers: wrappers of each env copy, by import path
+            (:mod:`pomdp_bench.envs.wrappers`).
+        card: the env card as plain data, for an env whose card is not shipped (an
+            outside env's implicit or inline card, or one added at run time), so a
+            worker or a Ray task needs nothing but the spec; ``None``: the shipped card.
 
-    ``stop`` and ``device`` count in :meth:`key` and :meth:`agent_seed` only when set
-    away from their defaults, so the keys of runs stored before they existed hold.
+    ``stop``, ``device``, ``env_import``, ``env_wrappers`` and ``card`` count in
+    :meth:`key` and :meth:`agent_seed` only when set away from their defaults, so the
+    keys of runs stored before they existed hold.
     """
 
     env_id: str
@@ -68,6 +82,9 @@ class RunSpec:
     version: str = ""
     stop: dict[str, Any] | None = None
     device: str = "cpu"
+    env_import: str | None = None
+    env_wrappers: list[dict[str, Any]] = field(default_factory=list)
+    card: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -78,6 +95,18 @@ class RunSpec:
     @property
     def memory_kind(self) -> str:
         return str(self.memory.get("kind", "none"))
+
+    @property
+    def make_id(self) -> str:
+        """The id to build the env from: ``"module:Id"`` where the spec names a module."""
+        return self.env_id if self.env_import is None else f"{self.env_import}:{self.env_id}"
+
+    def env_card(self) -> Any:
+        """The :class:`~pomdp_bench.cards.EnvCard` of this run's env: the one it carries,
+        else the shipped card."""
+        from pomdp_bench.cards import card_of
+
+        return card_of(self.env_id, self.card)
 
     def _identity(self) -> dict[str, Any]:
         """The spec as hashed: every field, less those added later while at their defaults."""

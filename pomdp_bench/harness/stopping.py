@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from pomdp_bench.cards import get_card
+from pomdp_bench.cards import EnvCard, get_card
 from pomdp_bench.validation import check_float, check_int
 
 STOP_REASONS = ("solved", "plateaued", "cap")
@@ -104,10 +104,11 @@ class StopRule:
         return max(steps + 1, math.ceil(steps * self.growth))
 
 
-def solve_threshold(env_id: str, env_kwargs: dict[str, Any]) -> float:
-    """Halfway from the feedforward ceiling to the optimum, from the env's card (the
-    leaderboard's ``learned`` line)."""
-    card = get_card(env_id)
+def solve_threshold(env: str | EnvCard, env_kwargs: dict[str, Any]) -> float:
+    """Halfway from the feedforward ceiling to the optimum, from the env's card (an id's,
+    or the card given): the leaderboard's ``learned`` line. NaN where the card does not
+    know both (an outside env's implicit card): such runs are never stopped as solved."""
+    card = get_card(env) if isinstance(env, str) else env
     return (card.ceiling_for(env_kwargs) + float(card.optimal_return)) / 2
 
 
@@ -120,6 +121,9 @@ class StopMonitor:
         ceiling: the feedforward ceiling; ``optimum``: the optimal return (their gap
             scales the plateau test).
         cap: the run's budget in env steps.
+
+    A NaN threshold or gap (an implicit card that knows no optimum or ceiling) never
+    stops a run: it trains to its cap.
 
     After each :meth:`update`, ``reason`` is ``None`` (go on) or ``"solved"`` /
     ``"plateaued"``; ``solved_steps`` and ``solved_seconds`` hold the first evaluation of

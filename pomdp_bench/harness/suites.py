@@ -13,6 +13,7 @@ A suite file looks like this (see ``suites/README.md``)::
       - agent: ppo
         memory: [none, framestack, gru, lstm, transformer, mamba]
         hyperparams: {}                 # overrides for every env of the group
+        steps: 100000                   # optional: env steps per run for every env of the group
         envs:
           - id: TMaze-v1
             env_kwargs: {corridor_length: 10}
@@ -24,11 +25,24 @@ A suite file looks like this (see ``suites/README.md``)::
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
             stop: {...}                 # this env's stop rule (default: the suite's)
+          - id: popgym-RepeatPreviousEasy-v0    # an outside env ("popgym:popgym-..." also works)
+            import: popgym              # the module that registers the id
+            card: {optimal_return: 1.0} # inline card facts; the rest is unknown (implicit card)
+            wrappers: [minigrid.wrappers:ImgObsWrapper]   # by import path, each copy, first to last
+            steps: 50000                # an env without a card budget needs steps
+    cards: my_cards/                    # optional: a folder of card YAMLs (relative to the suite)
 
 Kinds not trained through time (``none``, ``framestack``) get one cell with
 ``bptt_length: null``. The agent's hyperparameters come from
 ``agents/<agent>.yaml`` (the env id's entry, else ``default``), then the group's,
 then the env entry's overrides.
+
+An env without a shipped card (an outside env, or one whose card was added at run
+time) gets the card it has (``--cards DIR``, a suite's ``cards`` folder,
+``register_card``) or an *implicit* one (:func:`pomdp_bench.cards.implicit_card`):
+its optimum unknown unless the entry's ``card`` gives it, its ceiling measured from
+the suite's memory=none cells. Each of its runs carries that card, so workers and
+Ray tasks need nothing else.
 """
 
 from __future__ import annotations
@@ -40,7 +54,18 @@ from typing import Any
 import yaml
 
 import pomdp_bench
-from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.cards import (
+    EnvCard,
+    card_data,
+    data_dir,
+    get_card,
+    implicit_card,
+    is_shipped,
+    load_cards,
+    read_card,
+)
+from pomdp_bench.envs.make import import_env_module
+from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.harness.spec import AGENTS, RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
@@ -58,8 +83,9 @@ _SUITE_KEYS = {
     "budget_scale",
     "stop",
     "groups",
+    "cards",
 }
-_GROUP_KEYS = {"agent", "memory", "hyperparams", "envs"}
+_GROUP_KEYS = {"agent", "memory", "hyperparams", "envs", "steps"}
 _ENV_KEYS = {
     "id",
     "env_kwargs",
@@ -71,6 +97,9 @@ _ENV_KEYS = {
     "hyperparams",
     "memory",
     "stop",
+    "import",
+    "card",
+    "wrappers",
 }
 
 
@@ -87,6 +116,7 @@ class Suite:
     budget_scale: float = 1.0
     stop: StopRule | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    path: Path | None = None  # the suite file (a relative ``cards`` folder is read from it)
 
 
 def available_suites() -> list[str]:
@@ -120,6 +150,16 @@ def load_suite(name: str) -> Suite:
                 check_float(where, env["budget_scale"], minimum=0.0, strict_minimum=True)
             if "stop" in env:
                 StopRule.from_any(env["stop"])
+            where = f"suite {name} group {i} env {env.get('id')}"
+            if "wrappers" in env:
+                try:
+                    check_wrappers(env["wrappers"])
+                except (TypeError, ValueError) as err:
+                    raise type(err)(f"{where}: {err}") from err
+            if "card" in env and not isinstance(env["card"], dict):
+                raise TypeError(f"{where}: card must be a mapping of card keys, got {env['card']!r}")
+            if "import" in env and not isinstance(env["import"], str):
+                raise TypeError(f"{where}: import must be a module name, got {env['import']!r}")
             if "eval_episodes" in env:
                 check_int(
                     f"suite {name} group {i} env {env.get('id')}: eval_episodes",
@@ -138,7 +178,77 @@ def load_suite(name: str) -> Suite:
         ),
         stop=StopRule.from_any(raw.get("stop")),
         raw=raw,
+        path=path,
     )
+
+
+def env_source(env: dict[str, Any]) -> tuple[str, str | None]:
+    """A suite entry's env id and the module that registers it: ``id: "module:Id"`` as in
+    ``gym.make``, or ``id`` with ``import: module``."""
+    env_id, module = str(env["id"]), env.get("import")
+    if ":" in env_id:
+        prefix, env_id = env_id.split(":", 1)
+        if module is not None and module != prefix:
+            raise ValueError(f"env {env['id']!r} names module {prefix!r} but import: {module!r}")
+        module = prefix
+    if module == "pomdp_bench":  # "pomdp_bench:TMaze-v1": ours, nothing to import
+        module = None
+    return env_id, module
+
+
+def suite_cards(suite: Suite, folder: str | Path | None = None) -> list[EnvCard]:
+    """Register the cards of ``folder`` (``--cards DIR``) and of the suite's ``cards``
+    folder (relative to the suite file): every ``*.yaml`` in them, as
+    :func:`pomdp_bench.envs.register_card` does.
+
+    Raises:
+        ValueError: a folder does not exist, or a card is malformed or has a shipped id.
+    """
+    from pomdp_bench.envs import register_card
+
+    folders = [Path(folder)] if folder is not None else []
+    if suite.raw.get("cards"):
+        base = suite.path.parent if suite.path is not None else Path.cwd()
+        folders.append(base / str(suite.raw["cards"]))
+    cards = []
+    for path in folders:
+        if not path.is_dir():
+            raise ValueError(f"cards folder {str(path)!r} does not exist")
+        cards += [register_card(read_card(card)) for card in sorted(path.glob("*.y*ml"))]
+    return cards
+
+
+def suite_card(suite: Suite, env_id: str, module: str | None, env: dict[str, Any]) -> EnvCard:
+    """The card of a suite entry: the known card of ``env_id`` (shipped or added), else
+    an implicit one from the entry's ``card`` facts. The id must be registered with
+    Gymnasium (after importing ``module``).
+
+    Raises:
+        ValueError: an inline card for an id that has a card, or an id Gymnasium does
+            not know (the message says to add ``import:``).
+    """
+    where = f"suite {suite.name} env {env_id}"
+    if module is not None:
+        import_env_module(f"{module}:{env_id}")
+    known = env_id in load_cards()
+    if "card" in env:
+        if known:
+            raise ValueError(f"{where}: has a card already; leave out the suite's inline card")
+        try:
+            return implicit_card(env_id, env["card"])
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: {err}") from err
+    if known:
+        return get_card(env_id)
+    import gymnasium as gym
+
+    if env_id not in gym.registry:
+        raise ValueError(
+            f"{where}: no env card and no Gymnasium registration for {env_id!r}; name the module "
+            f"that registers it (import: <module>, or id: <module>:{env_id}), or give a card "
+            "(--cards DIR, the suite's cards folder, or pomdp_bench.envs.register_card)"
+        )
+    return implicit_card(env_id)
 
 
 def agent_hyperparams(agent: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -170,9 +280,11 @@ def expand(
     seeds: int | None = None,
     steps: int | None = None,
     device: str = "cpu",
+    cards: str | Path | None = None,
 ) -> list[RunSpec]:
     """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
-    on ``device``.
+    on ``device``; ``cards``: a folder of env cards to register first (``--cards DIR``;
+    the suite's own ``cards`` folder is registered too).
 
     Listed seed by seed (every cell's seed 0, then every cell's seed 1, ...), which
     is the order a sweep runs them in: an interrupted sweep holds some seeds of
@@ -181,22 +293,28 @@ def expand(
     does not land on one agent only.
     """
     n_seeds = suite.seeds if seeds is None else seeds
+    suite_cards(suite, cards)
     cells: dict[int, list[RunSpec]] = {}  # seed -> that seed's run of every cell
     for group in suite.groups:
         agent = group["agent"]
         if agents and agent not in agents:
             continue
         for env in group["envs"]:
-            env_id = env["id"]
+            env_id, module = env_source(env)
             if envs and env_id not in envs:
                 continue
-            card = get_card(env_id)
+            card = suite_card(suite, env_id, module, env)
             hp = agent_hyperparams(agent, env_id, env.get("env_kwargs")) | dict(
                 group.get("hyperparams") or {}
             )
             hp |= dict(env.get("hyperparams") or {})
             _check_hyperparams(suite.name, agent, env_id, hp)
-            budget = steps if steps is not None else env.get("steps")
+            budget = steps if steps is not None else env.get("steps", group.get("steps"))
+            if budget is None and card.implicit and not card.budget:
+                raise ValueError(
+                    f"suite {suite.name} env {env_id}: no card gives it a budget; give steps: "
+                    "(env steps per run) in the suite entry"
+                )
             if budget is None:  # the card's budget, scaled by the env entry or else the suite
                 budget = round(card.budget_for(agent) * float(env.get("budget_scale", suite.budget_scale)))
             budget = int(budget)
@@ -205,6 +323,8 @@ def expand(
             eval_episodes = int(env.get("eval_episodes", suite.eval_episodes))
             stop = StopRule.from_any(env["stop"]) if "stop" in env else suite.stop
             horizon = card.horizon_for(env.get("env_kwargs"))
+            if card.implicit and "horizon" in env:  # the suite knows what the card does not
+                horizon = int(env["horizon"])
             if "horizon" in env and int(env["horizon"]) != horizon:
                 raise ValueError(
                     f"suite {suite.name} env {env_id} {env.get('env_kwargs') or {}}: horizon "
@@ -212,6 +332,8 @@ def expand(
                     + (f" ({card.memory_horizon_formula})" if card.memory_horizon_formula else "")
                     + "; leave horizon out to take the card's"
                 )
+            carried = None if is_shipped(env_id) else card_data(card)
+            wrappers = check_wrappers(env.get("wrappers"))
             for mem in env.get("memory", group["memory"]):
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
@@ -238,6 +360,9 @@ def expand(
                                 version=pomdp_bench.__version__,
                                 stop=None if stop is None else stop.to_dict(),
                                 device=device,
+                                env_import=module,
+                                env_wrappers=wrappers,
+                                card=carried,
                             )
                         )
     return [spec for seed in sorted(cells) for spec in cells[seed]]

@@ -13,11 +13,13 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 
 from pomdp_bench.agents.seeding import check_seed
-from pomdp_bench.cards import get_card
+from pomdp_bench.envs import register_card
+from pomdp_bench.envs.make import import_env_module
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 
@@ -55,7 +57,28 @@ def build_agent(spec: RunSpec) -> Any:
         from pomdp_bench.agents.sac import SAC as agent_class
     else:
         from pomdp_bench.agents.sb3 import SB3RecurrentPPO as agent_class
-    return agent_class(spec.env_id, env_kwargs=spec.env_kwargs, settings=settings, device=spec.device)
+    prepare_env(spec)
+    wrappers = {"env_wrappers": spec.env_wrappers} if spec.env_wrappers else {}
+    return agent_class(
+        spec.make_id, env_kwargs=spec.env_kwargs, settings=settings, device=spec.device, **wrappers
+    )
+
+
+def prepare_env(spec: RunSpec) -> None:
+    """Make ``spec``'s env id known to Gymnasium in this process: its ``env_import``
+    module imported, or, for a carried card whose id is not registered (a card added at
+    run time in the parent process), the card's entry point registered."""
+    if spec.env_import is not None:
+        import_env_module(spec.make_id)
+    if spec.card is None or spec.env_id in gym.registry:
+        return
+    card = spec.env_card()
+    if not card.entry_point:
+        raise ValueError(
+            f"env {spec.env_id!r} is not registered with Gymnasium and its card has no entry_point; "
+            "give the suite entry import: <the module that registers it>"
+        )
+    register_card(card)
 
 
 def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
@@ -78,10 +101,10 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
         rule = StopRule.from_any(spec.stop)
         monitor = None
         if rule is not None:
-            card = get_card(spec.env_id)
+            card = spec.env_card()
             monitor = StopMonitor(
                 rule,
-                solve_threshold(spec.env_id, spec.env_kwargs),
+                solve_threshold(card, spec.env_kwargs),
                 card.ceiling_for(spec.env_kwargs),
                 float(card.optimal_return),
                 spec.total_timesteps,
