@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 #: One wrapper as plain data: its import path and kwargs.
 WrapperSpec = dict[str, Any]
@@ -90,3 +91,19 @@ def wrapper_functions(wrappers: Sequence[WrapperSpec]) -> list[Any]:
 
 def _wrap(cls: Any, kwargs: dict[str, Any], env: gym.Env) -> gym.Env:
     return cls(env, **kwargs)
+
+
+class Seed32(gym.Wrapper):
+    """Reset seeds folded into 32 bits, for envs that seed numpy's legacy global generator
+    (``np.random.seed`` takes ``0 .. 2**32 - 1``, as POPGym's Labyrinths do), while the
+    agents split 64-bit seeds (:mod:`pomdp_bench.agents.seeding`). The fold is
+    ``SeedSequence(seed)``'s first 32-bit word: distinct seeds stay distinct but for
+    chance collisions (about one in 4e9 per pair).
+
+    In a suite: ``wrappers: [pomdp_bench.envs.wrappers:Seed32]``.
+    """
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if seed is not None:
+            seed = int(np.random.SeedSequence(int(seed)).generate_state(1, np.uint32)[0])
+        return self.env.reset(seed=seed, options=options)
