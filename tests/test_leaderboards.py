@@ -81,13 +81,24 @@ def test_columns_and_types_match_the_documented_schema(readme: str, suite: str, 
 def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     cells = pd.read_csv(ROOT / f"{suite}.csv")
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
-    assert (cells["learned"].astype(bool) == (cells["return_ci_low"] > midpoint)).all(), (
-        "learned != (return_ci_low > ceiling-optimum midpoint)"
-    )
+    judged = cells["learned"].notna()
+    assert (
+        cells.loc[judged, "learned"].astype(bool) == (cells.loc[judged, "return_ci_low"] > midpoint[judged])
+    ).all(), "learned != (return_ci_low > ceiling-optimum midpoint)"
+    # A verdict is left empty only for a stated reason: a ceiling that is only a lower
+    # bound (or unknown), or an unknown optimum; the note says which.
+    unjudged = cells[~judged]
+    assert (
+        unjudged["ff_ceiling_source"].isin(["lower_bound", "unknown"]) | unjudged["optimal_return"].isna()
+    ).all(), unjudged[leaderboard.CELL_KEYS]
+    assert unjudged["verdict_note"].notna().all()
     assert "beats_ceiling" not in cells.columns, "the old beats_ceiling verdict is published again"
     assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
 
-    declared = declared_cells(suite)
+    try:
+        declared = declared_cells(suite)
+    except ValueError as err:  # an outside env's package is not installed here
+        pytest.skip(f"suite {suite} does not expand here: {err}")
     present = published_cells(cells)
     assert present <= declared, f"cells not declared by suite {suite}: {sorted(present - declared)}"
     section = readme.split(f"### `{suite}`", 1)[1].split("\n### ", 1)[0]

@@ -19,6 +19,7 @@ from pomdp_bench.cards import card_data, implicit_card
 from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.harness import leaderboard, run
 from pomdp_bench.harness.spec import RunResult, RunSpec
+from pomdp_bench.harness.stopping import solve_threshold
 from pomdp_bench.harness.suites import env_source, expand, load_suite
 from pomdp_bench.harness.training import execute
 
@@ -72,6 +73,19 @@ def test_an_outside_env_gets_an_implicit_card_that_its_runs_carry(tmp_path: Path
     assert result.stop_reason == "cap" and result.timesteps >= 3000
 
 
+def test_an_inline_card_gives_horizon_optimum_and_ceiling(tmp_path: Path) -> None:
+    path = _suite(
+        tmp_path,
+        "      - {id: OutsideBit-v0, import: outside_env, steps: 1000, card: {memory_horizon: 1,"
+        " optimal_return: 1.0, ff_ceiling: 0.5, ff_ceiling_source: analytic}}\n",
+        memory="[none]",
+    )
+    (spec,) = expand(load_suite(str(path)))
+    card = spec.env_card()
+    assert spec.horizon == 1 and card.ceiling_known and card.ff_ceiling_source == "analytic"
+    assert solve_threshold(card, spec.env_kwargs) == 0.75  # a stop rule can stop it as solved
+
+
 def test_outside_env_mistakes_are_one_clear_line(tmp_path: Path) -> None:
     no_budget = _suite(tmp_path, "      - {id: OutsideBit-v0, import: outside_env}\n")
     with pytest.raises(ValueError, match="no card gives it a budget; give steps"):
@@ -80,7 +94,7 @@ def test_outside_env_mistakes_are_one_clear_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"no Gymnasium registration .*import: <module>"):
         expand(load_suite(str(unregistered)))
     missing = _suite(tmp_path, "      - {id: X-v0, import: no_such_module_here, steps: 10}\n")
-    with pytest.raises(ValueError, match="cannot import 'no_such_module_here'.*pip install"):
+    with pytest.raises(ValueError, match=r"cannot import 'no_such_module_here'.*pip install"):
         expand(load_suite(str(missing)))
     shipped = _suite(tmp_path, "      - {id: TMaze-v1, card: {optimal_return: 2.0}, steps: 10}\n")
     with pytest.raises(ValueError, match="has a card already"):
