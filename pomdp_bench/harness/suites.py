@@ -56,6 +56,7 @@ import yaml
 import pomdp_bench
 from pomdp_bench.cards import (
     EnvCard,
+    add_card,
     card_data,
     data_dir,
     get_card,
@@ -199,7 +200,8 @@ def env_source(env: dict[str, Any]) -> tuple[str, str | None]:
 def suite_cards(suite: Suite, folder: str | Path | None = None) -> list[EnvCard]:
     """Register the cards of ``folder`` (``--cards DIR``) and of the suite's ``cards``
     folder (relative to the suite file): every ``*.yaml`` in them, as
-    :func:`pomdp_bench.envs.register_card` does.
+    :func:`pomdp_bench.envs.register_card` does; a card without an ``entry_point`` (an
+    env another module registers) is only added, leaving that registration alone.
 
     Raises:
         ValueError: a folder does not exist, or a card is malformed or has a shipped id.
@@ -214,7 +216,13 @@ def suite_cards(suite: Suite, folder: str | Path | None = None) -> list[EnvCard]
     for path in folders:
         if not path.is_dir():
             raise ValueError(f"cards folder {str(path)!r} does not exist")
-        cards += [register_card(read_card(card)) for card in sorted(path.glob("*.y*ml"))]
+        for card_path in sorted(path.glob("*.y*ml")):
+            card = read_card(card_path)
+            if card.entry_point:
+                register_card(card)
+            else:
+                add_card(card)
+            cards.append(card)
     return cards
 
 
