@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic_rows import stored_row
 
 from pomdp_bench.cards import get_card
 from pomdp_bench.harness import leaderboard, run, statistics
@@ -251,17 +252,7 @@ def _synthetic_runs(returns: dict[tuple[str, int | None], list[float]], env_id: 
         for seed, value in enumerate(values):
             spec = RunSpec(env_id, {}, "ppo", {"kind": kind}, bptt, seed, 100, {}, 4, 1, 10, "0.1.0")
             result = RunResult(status="ok", final_return=value, steps_per_second=1000.0, wall_seconds=1.0)
-            rows.append(
-                {
-                    "key": spec.key(),
-                    "spec": spec.to_dict(),
-                    "status": "ok",
-                    "result": result.to_dict(),
-                    "git_commit": "abc",
-                    "machine": "test",
-                    "created_at": "2026-01-01T00:00:00+00:00",
-                }
-            )
+            rows.append(stored_row(spec, result))
     return leaderboard.runs_frame(rows, "synthetic")
 
 

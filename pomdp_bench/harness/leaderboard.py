@@ -263,7 +263,9 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     for row in rows:
         spec, result = row["spec"], row["result"]
         reach = result.get("gradient_reach")
-        if reach is None and row["status"] == "ok":
+        # Runs stored before PPO measured its gradient reach (all of shipped envs: a
+        # carried card is newer) get it from the rollout layout.
+        if reach is None and row["status"] == "ok" and spec.get("card") is None:
             layout_key = json_text({k: v for k, v in spec.items() if k != "seed"})
             if layout_key not in layouts:
                 layouts[layout_key] = layout_reach(spec)
