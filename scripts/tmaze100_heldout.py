@@ -8,7 +8,8 @@ to ``--out``). Runs go one after another in this process, on one torch thread.
     python scripts/tmaze100_heldout.py --variants base const1e-3 keep4 --seeds 5 6 7 8 9
 
 Measured (README, "Corridor 100 is a coin flip per seed"), solved of seeds 5-9: base 2,
-const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs8 1.
+const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs8 1,
+hidden64 3.
 
 The variant ``keep4`` sets the keep-gate bias of ``init: forget_bias`` to 4 instead of
 ``FORGET_BIAS`` = 2 (an untrained state then keeps sigmoid(4) = 98% a step, 16% over
@@ -41,11 +42,15 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "keep4-const1e-3": ({"learning_rate": 1.0e-3}, 4.0),
     "envs128": ({"n_envs": 128}, 2.0),
     "epochs8": ({"n_epochs": 8}, 2.0),
+    "hidden64": ({"memory_hidden_size": 64}, 2.0),  # the lstm's width, not a PPO setting
 }
 
 
 def suite_file(name: str, hyperparams: dict[str, Any], folder: Path) -> Path:
-    """The horizon suite's corridor-100 lstm cell with ``hyperparams`` on top, 10 seeds."""
+    """The horizon suite's corridor-100 lstm cell with ``hyperparams`` on top, 10 seeds
+    (``memory_hidden_size`` sets the lstm's width instead)."""
+    hyperparams = dict(hyperparams)
+    hidden = hyperparams.pop("memory_hidden_size", 32)
     suite = {
         "name": f"tmaze100-{name}",
         "seeds": 10,
@@ -54,7 +59,7 @@ def suite_file(name: str, hyperparams: dict[str, Any], folder: Path) -> Path:
         "groups": [
             {
                 "agent": "ppo",
-                "memory": [{"kind": "lstm", "hidden_size": 32, "init": "forget_bias"}],
+                "memory": [{"kind": "lstm", "hidden_size": hidden, "init": "forget_bias"}],
                 "hyperparams": {"obs_skip": True, **hyperparams},
                 "envs": [
                     {
