@@ -43,6 +43,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "envs128": ({"n_envs": 128}, 2.0),
     "epochs8": ({"n_epochs": 8}, 2.0),
     "hidden64": ({"memory_hidden_size": 64}, 2.0),  # the lstm's width, not a PPO setting
+    "ent0.003": ({"ent_coef": 0.003}, 2.0),
+    "ent0": ({"ent_coef": 0.0}, 2.0),
 }
 
 
