@@ -77,7 +77,8 @@ _DEFAULT_RATES = {
     ("sac", "MaskedPendulum-v0"): {"none": 110, "framestack": 105, "gru": 112, "lstm": 116},
     ("sb3_ppo", "MaskedCartPole-v0"): {"lstm": 230},
     # Every POPGym env (an id prefix): RepeatPreviousEasy with suites/popgym.yaml's settings,
-    # one process alone on the 2-core machine (PositionOnlyPendulumEasy: within 20%).
+    # one process beside one other training process on the 2-core machine
+    # (PositionOnlyPendulumEasy: within 20%).
     ("ppo", "popgym-"): {
         "none": 30132,
         "framestack": 19627,
