@@ -10,6 +10,7 @@ episode's first.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import pomdp_bench.envs  # noqa: F401  (registers the ids)
-from pomdp_bench.envs.wrappers import WrapperSpec, wrapper_functions
+from pomdp_bench.envs.wrappers import WrapperSpec, apply_wrappers
 from pomdp_bench.validation import check_int
 
 
@@ -68,7 +69,7 @@ def make_vector_env(
         num_envs=num_envs,
         vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP},
-        wrappers=wrapper_functions(wrappers) or None,
+        wrappers=[functools.partial(apply_wrappers, wrappers=wrappers)] if wrappers else None,
         **env_kwargs,
     )
 

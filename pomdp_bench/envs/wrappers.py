@@ -14,7 +14,6 @@ An outside env often needs a wrapper before an agent can read it: MiniGrid's
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -82,15 +81,6 @@ def apply_wrappers(env: gym.Env, wrappers: Sequence[WrapperSpec]) -> gym.Env:
     for wrapper in wrappers:
         env = wrapper_class(wrapper["path"])(env, **wrapper["kwargs"])
     return env
-
-
-def wrapper_functions(wrappers: Sequence[WrapperSpec]) -> list[Any]:
-    """``wrappers`` as the functions of one env that ``gym.make_vec(wrappers=...)`` takes."""
-    return [functools.partial(_wrap, wrapper_class(w["path"]), w["kwargs"]) for w in wrappers]
-
-
-def _wrap(cls: Any, kwargs: dict[str, Any], env: gym.Env) -> gym.Env:
-    return cls(env, **kwargs)
 
 
 class Seed32(gym.Wrapper):

@@ -410,12 +410,7 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
         kwargs = json.loads(cell["env_kwargs"])
         optimum = float(card.optimal_return)
         optima.append(optimum)
-        note = "" if card.optimum_known else "optimum unknown: give optimal_return in the suite's card"
-        if card.ff_ceiling_source == "analytic":
-            ceilings.append(card.ceiling_for(kwargs))
-            sources.append("analytic")
-            notes.append(note)
-            continue
+        note = [] if card.optimum_known else ["optimum unknown: give optimal_return in the suite's card"]
         same = cells[
             (cells["env_id"] == cell["env_id"])
             & (cells["env_kwargs"] == cell["env_kwargs"])
@@ -423,7 +418,10 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
             & (cells["memory"] == "none")
             & (cells["n_seeds"] > 0)
         ]
-        if card.ceiling_known:
+        if card.ff_ceiling_source == "analytic":
+            ceilings.append(card.ceiling_for(kwargs))
+            sources.append("analytic")
+        elif card.ceiling_known:
             # Empirical: the best memoryless result known, the suite's best memory=none cell or
             # the card's measured memoryless controller, whichever is higher (an under-trained
             # none cell must not lower the bar).
@@ -437,19 +435,12 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
                 sources.append("empirical")
             else:
                 sources.append("lower_bound")
-                note = "; ".join(
-                    part
-                    for part in (
-                        note,
-                        "ceiling is a lower bound: the memory=none runs had not converged",
-                    )
-                    if part
-                )
+                note.append("ceiling is a lower bound: the memory=none runs had not converged")
         else:
             ceilings.append(math.nan)
             sources.append("unknown")
-            note = "; ".join(part for part in (note, "no memory=none cell to measure the ceiling") if part)
-        notes.append(note)
+            note.append("no memory=none cell to measure the ceiling")
+        notes.append("; ".join(note))
     cells["ff_ceiling"] = ceilings
     cells["ff_ceiling_source"] = sources
     cells["optimal_return"] = optima

@@ -11,9 +11,12 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pomdp_bench.cards import EnvCard
 
 AGENTS = ("ppo", "sac", "sb3_ppo")
 
@@ -101,7 +104,7 @@ class RunSpec:
         """The id to build the env from: ``"module:Id"`` where the spec names a module."""
         return self.env_id if self.env_import is None else f"{self.env_import}:{self.env_id}"
 
-    def env_card(self) -> Any:
+    def env_card(self) -> EnvCard:
         """The :class:`~pomdp_bench.cards.EnvCard` of this run's env: the one it carries,
         else the shipped card."""
         from pomdp_bench.cards import card_of

@@ -58,9 +58,12 @@ def build_agent(spec: RunSpec) -> Any:
     else:
         from pomdp_bench.agents.sb3 import SB3RecurrentPPO as agent_class
     prepare_env(spec)
-    wrappers = {"env_wrappers": spec.env_wrappers} if spec.env_wrappers else {}
     return agent_class(
-        spec.make_id, env_kwargs=spec.env_kwargs, settings=settings, device=spec.device, **wrappers
+        spec.make_id,
+        env_kwargs=spec.env_kwargs,
+        env_wrappers=spec.env_wrappers,
+        settings=settings,
+        device=spec.device,
     )
 
 
