@@ -73,6 +73,11 @@ PROOF: dict[str, tuple[dict, int]] = {
     "lstm": ({"kind": "lstm", "hidden_size": 32}, 800),
     "transformer": ({"kind": "transformer", "hidden_size": 16, "num_heads": 2, "window": 12}, 200),
     "mamba": ({"kind": "mamba", "hidden_size": 16, "d_state": 4}, 600),
+    "lru": ({"kind": "lru", "hidden_size": 16, "d_state": 16}, 200),
+    "s5": ({"kind": "s5", "hidden_size": 16, "d_state": 16}, 200),
+    "ffm": ({"kind": "ffm", "hidden_size": 16, "d_state": 8}, 200),
+    "linear_attention": ({"kind": "linear_attention", "hidden_size": 16, "num_heads": 2}, 200),
+    "gtrxl": ({"kind": "gtrxl", "hidden_size": 16, "num_heads": 2, "window": 12}, 200),
 }
 
 

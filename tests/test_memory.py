@@ -12,6 +12,7 @@ from torch import nn
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory, contract
 from pomdp_bench.memory.contract import assert_states_close, lived_in_state, random_starts
 from pomdp_bench.memory.episodes import positions_in_episode
+from pomdp_bench.memory.linear_scan import linear_scan, linear_scan_sequential
 from pomdp_bench.memory.rnn_reference import masked_loop
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
 from pomdp_bench.memory.transformer import windowed_attention
@@ -33,12 +34,19 @@ SMALL: dict[str, dict] = {
     "lstm": {"kind": "lstm", "hidden_size": 12, "num_layers": 2},
     "transformer": {"kind": "transformer", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "window": 6},
     "mamba": {"kind": "mamba", "hidden_size": 12, "num_layers": 2, "d_state": 4, "d_conv": 3},
+    "lru": {"kind": "lru", "hidden_size": 12, "num_layers": 2, "d_state": 4},
+    "s5": {"kind": "s5", "hidden_size": 12, "num_layers": 2, "d_state": 4},
+    "ffm": {"kind": "ffm", "hidden_size": 12, "num_layers": 2, "d_state": 4, "context_size": 2},
+    "linear_attention": {"kind": "linear_attention", "hidden_size": 12, "num_layers": 2, "num_heads": 3},
+    "gtrxl": {"kind": "gtrxl", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "window": 6},
 }
 SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
 SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "relative"}
 # The contract tests cover every kind and the variants that change the forward.
 VARIANTS = (*MEMORY_KINDS, "transformer-nope", "transformer-relative")
-WITH_PARAMS = ("gru", "lstm", "transformer", "mamba")
+WITH_PARAMS = ("gru", "lstm", "transformer", "mamba", "lru", "s5", "ffm", "linear_attention", "gtrxl")
+# The kinds whose recurrence is linear_scan, and the modules that call it.
+SCAN_KINDS = {"lru": "ssm", "s5": "ssm", "ffm": "ffm", "linear_attention": "linear_attention"}
 D = 5
 
 
@@ -60,7 +68,8 @@ def test_config_from_any_accepts_none_str_dict_and_config():
     assert (cfg.kind, cfg.hidden_size, cfg.num_layers) == ("lstm", 32, 1)
     assert MemoryConfig.from_any(cfg) is cfg
     assert MemoryConfig.from_any(cfg.to_dict()) == cfg
-    assert MEMORY_KINDS == ("none", "framestack", "gru", "lstm", "transformer", "mamba")
+    assert MEMORY_KINDS[:6] == ("none", "framestack", "gru", "lstm", "transformer", "mamba")
+    assert MEMORY_KINDS[6:] == ("lru", "s5", "ffm", "linear_attention", "gtrxl")
 
 
 @pytest.mark.parametrize(
@@ -81,7 +90,14 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "gru", "hidden_size": 0}, "hidden_size must be >= 1"),
         ({"kind": "framestack", "window": 0}, "window must be >= 1"),
         ({"kind": "transformer", "position_encoding": "rope"}, "position_encoding must be one of"),
-        ({"kind": "gru", "position_encoding": "none"}, "applies only to kind='transformer'"),
+        ({"kind": "gru", "position_encoding": "none"}, r"applies only to kind in \['transformer', 'gtrxl'\]"),
+        ({"kind": "lru", "context_size": 8}, "applies only to kind='ffm'"),
+        ({"kind": "ffm", "context_size": 0}, "context_size must be >= 1"),
+        (
+            {"kind": "linear_attention", "hidden_size": 10, "num_heads": 4},
+            r"valid num_heads: \[1, 2, 5, 10\]",
+        ),
+        ({"kind": "gtrxl", "hidden_size": 10, "num_heads": 3}, "gtrxl: num_heads=3 must divide"),
     ],
 )
 def test_config_refuses_bad_values_naming_what_is_valid(value, match):
@@ -198,7 +214,9 @@ def test_settings_added_later_leave_stored_keys_alone():
     old = MemoryConfig("transformer", window=4)
     assert "position_encoding" not in old.to_dict()
     assert old.to_dict() == {
-        f: getattr(old, f) for f in MemoryConfig.field_names() if f not in ("position_encoding", "timescale")
+        f: getattr(old, f)
+        for f in MemoryConfig.field_names()
+        if f not in ("position_encoding", "timescale", "context_size")
     }
     nope = MemoryConfig("transformer", window=4, position_encoding="none")
     assert nope.to_dict()["position_encoding"] == "none"
@@ -325,6 +343,12 @@ def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
         ("transformer", "gpt2"),
         ("mamba", None),
         ("mamba", "mamba"),
+        ("lru", None),
+        ("s5", None),
+        ("ffm", None),
+        ("linear_attention", None),
+        ("gtrxl", None),
+        ("gtrxl", "gpt2"),
     ],
 )
 def test_same_seed_gives_bit_identical_parameters(kind, init):
@@ -443,6 +467,114 @@ def test_selective_scan_matches_the_loop_and_its_gradient_is_exact(steps):
     for got, want in zip(selective_scan(*args), selective_scan_sequential(*args), strict=True):
         torch.testing.assert_close(got, want)
     assert torch.autograd.gradcheck(selective_scan, args)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 10, 17])
+@pytest.mark.parametrize(
+    "case", ["real", "complex", "real decay, complex input", "one decay per head (broadcast)"]
+)
+def test_linear_scan_matches_the_loop_and_its_gradient_is_exact(steps, case):
+    """The chunked scan equals the loop, with a zero decay (an episode start) inside,
+    and gradcheck (float64) confirms its hand-written backward in a, b and h0."""
+    gen = torch.Generator().manual_seed(steps)
+    batch = 2
+    shape = (batch, 3, 2) if case.startswith("one decay") else (batch, 3)
+    complex_a, complex_b = {"real": (False, False), "complex": (True, True)}.get(case, (False, True))
+
+    def rand(*size, complex_=False, scale=1.0):
+        x = torch.randn(*size, generator=gen, dtype=torch.float64)
+        if complex_:
+            x = torch.complex(x, torch.randn(*size, generator=gen, dtype=torch.float64))
+        return scale * x
+
+    a_shape = (steps, batch, 3, 1) if case.startswith("one decay") else (steps, *shape)
+    a = rand(*a_shape, complex_=complex_a, scale=0.5)
+    a[steps // 2, 0] = 0  # an episode start
+    a.requires_grad_()
+    b = rand(steps, *shape, complex_=complex_b).requires_grad_()
+    h0 = rand(*shape, complex_=complex_b).requires_grad_()
+    torch.testing.assert_close(linear_scan(a, b, h0), linear_scan_sequential(a, b, h0))
+    assert torch.autograd.gradcheck(linear_scan, (a, b, h0))
+
+
+def test_linear_scan_over_1024_steps_equals_the_loop_in_float32():
+    """Values and gradients of the chunked scan and the loop agree at a long length in
+    float32, with complex decays near the unit circle and starts inside."""
+    gen = torch.Generator().manual_seed(0)
+    steps, batch, size = 1024, 3, 8
+    radius = 1 - 0.01 * torch.rand(steps, batch, size, generator=gen)
+    angle = torch.rand(steps, batch, size, generator=gen)
+    keep = (torch.rand(steps, batch, 1, generator=gen) > 0.01).float()
+    grads = []
+    for scan in (linear_scan, linear_scan_sequential):
+        a = torch.polar(radius, angle).requires_grad_()
+        b = torch.randn(steps, batch, size, generator=torch.Generator().manual_seed(1), dtype=torch.cfloat)
+        b.requires_grad_()
+        h0 = torch.zeros(batch, size, dtype=torch.cfloat, requires_grad=True)
+        h = scan(a * keep, b, h0)
+        h.abs().square().mean().backward()
+        grads.append((h.detach(), a.grad, b.grad, h0.grad))
+    for got, want in zip(*grads, strict=True):
+        torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", SCAN_KINDS)
+def test_scan_kinds_equal_their_sequential_reference_in_values_and_gradients(kind, monkeypatch):
+    """Each kind built on linear_scan gives the same outputs, final state and parameter
+    gradients when its scan is swapped for the plain loop."""
+    import importlib
+
+    module = importlib.import_module(f"pomdp_bench.memory.{SCAN_KINDS[kind]}")
+    x = torch.randn(40, 3, D, generator=torch.Generator().manual_seed(5))
+    starts = random_starts(40, 3, 0.1, 5)
+    results = []
+    for scan in (linear_scan, linear_scan_sequential):
+        monkeypatch.setattr(module, "linear_scan", scan)
+        memory = make(kind, 2)
+        state = lived_in_state(memory, 3, 1)
+        y, final = memory(x, state, starts)
+        (y.square().mean() + final[0].square().mean()).backward()
+        results.append(
+            (y.detach(), final[0].detach(), [p.grad for _, p in sorted(memory.named_parameters())])
+        )
+    (y1, s1, g1), (y2, s2, g2) = results
+    torch.testing.assert_close(y1, y2, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(s1, s2, atol=1e-5, rtol=1e-5)
+    for a, b in zip(g1, g2, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_linear_recurrence_inits_do_what_they_say():
+    """LRU: |λ| on its ring, small phases, γ = sqrt(1 - |λ|²); S5: Λ at HiPPO-N's
+    eigenvalues (real part -1/2), steps in [0.001, 0.1]; FFM: decays from 1/2 a step to
+    1% after 1024 steps; linear attention: retention timescales 4..1024 over the heads;
+    GTrXL: every gate starts mostly closed, passing its input through."""
+    from pomdp_bench.memory import ffm, linear_attention, ssm
+
+    lru = build_memory({"kind": "lru", "d_state": 256}, input_size=D).layers[0]
+    lam, _ = lru.discretised()
+    assert ssm.LRU_R_MIN - 1e-6 <= lam.abs().min() and lam.abs().max() <= ssm.LRU_R_MAX + 1e-6
+    assert lam.angle().min() >= 0 and lam.angle().max() <= ssm.LRU_MAX_PHASE + 1e-6
+    torch.testing.assert_close(lru.gamma_log.exp(), (1 - lam.abs().square()).sqrt(), atol=1e-5, rtol=1e-4)
+    s5 = build_memory({"kind": "s5", "d_state": 8}, input_size=D).layers[0]
+    torch.testing.assert_close(-s5.lambda_re_log.exp(), torch.full((8,), -0.5))
+    assert bool((s5.lambda_im > 0).all()) and bool((s5.lambda_im.diff() > 0).all())
+    dt = s5.log_dt.exp()
+    assert dt.min() >= ssm.S5_DT_MIN * 0.999 and dt.max() <= ssm.S5_DT_MAX * 1.001
+    cell = build_memory({"kind": "ffm", "d_state": 8, "context_size": 3}, input_size=D).layers[0]
+    gamma = cell.decay()
+    assert gamma.shape == (8, 3)
+    torch.testing.assert_close(gamma.abs()[[0, -1], 0], torch.tensor([0.5, 0.01 ** (1 / ffm.FFM_MAX_PERIOD)]))
+    heads = build_memory({"kind": "linear_attention", "num_heads": 4}, input_size=D).blocks[0]
+    tau = 1 / (1 - torch.sigmoid(heads.decay_logit))
+    torch.testing.assert_close(tau[[0, -1]], torch.tensor([4.0, 1024.0]), rtol=1e-3, atol=0)
+    assert linear_attention.initial_decay_logits(1).shape == (1,)
+    gtrxl = build_memory({"kind": "gtrxl", "hidden_size": 16, "num_heads": 2}, input_size=D)
+    gate = gtrxl.blocks[0].attn_gate
+    x, y = torch.randn(50, 16), torch.zeros(50, 16)
+    with torch.no_grad():  # z = σ(W_z y + U_z x - 2): about 0.12 on average
+        z = torch.sigmoid(gate.from_y(y).chunk(3, -1)[1] + gate.from_x(x).chunk(2, -1)[1] - gate.bias)
+    assert 0.05 < z.mean().item() < 0.25
 
 
 # ----------------------------------------------------------------------------- memory proof

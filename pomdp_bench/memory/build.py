@@ -8,10 +8,14 @@ from typing import Any
 
 from pomdp_bench.memory.base import Memory
 from pomdp_bench.memory.config import MEMORY_KINDS, MemoryConfig, add_kind
+from pomdp_bench.memory.ffm import FFMMemory
 from pomdp_bench.memory.framestack import FrameStackMemory
+from pomdp_bench.memory.gtrxl import GTrXLMemory
+from pomdp_bench.memory.linear_attention import LinearAttentionMemory
 from pomdp_bench.memory.mamba import MambaMemory
 from pomdp_bench.memory.none import NoMemory
 from pomdp_bench.memory.rnn import RecurrentMemory
+from pomdp_bench.memory.ssm import LRUMemory, S5Memory
 from pomdp_bench.memory.transformer import TransformerMemory
 from pomdp_bench.validation import check_int
 
@@ -22,6 +26,11 @@ _CLASSES: dict[str, type[Memory]] = {
     "lstm": RecurrentMemory,
     "transformer": TransformerMemory,
     "mamba": MambaMemory,
+    "lru": LRUMemory,
+    "s5": S5Memory,
+    "ffm": FFMMemory,
+    "linear_attention": LinearAttentionMemory,
+    "gtrxl": GTrXLMemory,
 }
 assert tuple(_CLASSES) == MEMORY_KINDS
 

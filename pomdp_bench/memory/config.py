@@ -14,7 +14,23 @@ from typing import Any
 
 from pomdp_bench.validation import check_bool, check_choice, check_int
 
-MEMORY_KINDS: tuple[str, ...] = ("none", "framestack", "gru", "lstm", "transformer", "mamba")
+MEMORY_KINDS: tuple[str, ...] = (
+    "none",
+    "framestack",
+    "gru",
+    "lstm",
+    "transformer",
+    "mamba",
+    "lru",
+    "s5",
+    "ffm",
+    "linear_attention",
+    "gtrxl",
+)
+# The kinds whose forward splits hidden_size into attention heads.
+_ATTENTION_KINDS = ("transformer", "gtrxl", "linear_attention")
+# The kinds that read position_encoding.
+_POSITION_KINDS = ("transformer", "gtrxl")
 
 # The initialisations each kind understands; None is always torch's defaults.
 INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
@@ -24,6 +40,11 @@ INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
     "lstm": (None, "orthogonal", "forget_bias", "chrono"),
     "transformer": (None, "gpt2"),
     "mamba": (None, "mamba"),
+    "lru": (None,),
+    "s5": (None,),
+    "ffm": (None,),
+    "linear_attention": (None,),
+    "gtrxl": (None, "gpt2"),
 }
 
 # Kinds added by pomdp_bench.memory.register_memory, with the inits each understands.
@@ -52,7 +73,7 @@ POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
 # Settings added after runs were first stored, each with the default that
 # reproduces those runs. ``to_dict`` leaves them out while they hold that default,
 # so the run keys of stored results (hashes of the dict) stay valid.
-_ADDED_SETTINGS: dict[str, Any] = {"position_encoding": "sinusoidal", "timescale": None}
+_ADDED_SETTINGS: dict[str, Any] = {"position_encoding": "sinusoidal", "timescale": None, "context_size": 4}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,17 +83,22 @@ class MemoryConfig:
     Args:
         kind: one of :data:`MEMORY_KINDS`, or a kind added with
             :func:`~pomdp_bench.memory.register_memory`.
-        hidden_size: width ``H`` of the memory's output (gru, lstm, transformer, mamba).
-        num_layers: stacked layers (gru, lstm, transformer, mamba).
+        hidden_size: width ``H`` of the memory's output (every kind with parameters).
+        num_layers: stacked layers (every kind with parameters).
         gradient_checkpoint: recompute activations in the backward pass, trading time
             for memory on long sequences (no effect for none and framestack, which
             hold no parameters).
-        window: framestack: how many inputs are concatenated; transformer: a step
-            attends to itself and the ``window - 1`` steps before it in its episode.
-        num_heads: transformer attention heads; must divide ``hidden_size``.
-        d_state: mamba state size ``N`` per channel.
+        window: framestack: how many inputs are concatenated; transformer and gtrxl:
+            a step attends to itself and the ``window - 1`` steps before it in its
+            episode.
+        num_heads: attention heads (transformer, gtrxl, linear_attention); must
+            divide ``hidden_size``.
+        d_state: mamba: state size ``N`` per channel; lru and s5: complex states
+            ``N`` per layer; ffm: traces ``m`` per layer.
         d_conv: mamba causal depthwise convolution width.
         expand: mamba inner width is ``expand * hidden_size``.
+        context_size: ffm only: frequencies ``c`` per trace (the state holds
+            ``d_state * context_size`` complex numbers per layer).
         init: None for torch's defaults; "orthogonal" (gru, lstm): weights orthogonal,
             biases zero; "forget_bias" (gru, lstm): torch's weights, biases zero except
             the gate that keeps the state (LSTM's forget gate, GRU's update gate) at
@@ -82,9 +108,9 @@ class MemoryConfig:
             ``timescale`` steps: biases zero except the keep gate's, drawn per unit as
             ``log(U(1, timescale - 1))`` (LSTM: the input gate's is its negative), so
             the units' untrained memory spans are spread up to the horizon; "gpt2"
-            (transformer): every linear kernel drawn from N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
+            (transformer, gtrxl): every linear kernel drawn from N(0, 0.02²), biases zero; "mamba" (mamba): step sizes Δ log-uniform in
             [0.001, 0.1].
-        position_encoding: transformer only. "sinusoidal": a sine/cosine embedding of
+        position_encoding: transformer and gtrxl only. "sinusoidal": a sine/cosine embedding of
             the step's position within its episode is added to the input, so a step
             knows how far into the episode it is (positions later than any seen in
             training are out of distribution). "none": no embedding; the causal
@@ -118,12 +144,22 @@ class MemoryConfig:
     init: str | None = None
     position_encoding: str = "sinusoidal"
     timescale: int | None = None
+    context_size: int = 4
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str):
             raise TypeError(f"kind must be a str, got {self.kind!r} of type {type(self.kind).__name__}")
         check_choice("kind", self.kind, memory_kinds())
-        for name in ("hidden_size", "num_layers", "window", "num_heads", "d_state", "d_conv", "expand"):
+        for name in (
+            "hidden_size",
+            "num_layers",
+            "window",
+            "num_heads",
+            "d_state",
+            "d_conv",
+            "expand",
+            "context_size",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         check_bool("gradient_checkpoint", self.gradient_checkpoint)
         if self.init is not None and not isinstance(self.init, str):
@@ -150,15 +186,22 @@ class MemoryConfig:
             raise ValueError(
                 f"timescale={self.timescale!r} applies only to init='chrono', not init={self.init!r}"
             )
-        if self.kind != "transformer" and self.position_encoding != _ADDED_SETTINGS["position_encoding"]:
+        if (
+            self.kind not in _POSITION_KINDS
+            and self.position_encoding != _ADDED_SETTINGS["position_encoding"]
+        ):
             raise ValueError(
-                f"position_encoding={self.position_encoding!r} applies only to kind='transformer', "
-                f"not {self.kind!r}"
+                f"position_encoding={self.position_encoding!r} applies only to kind in "
+                f"{list(_POSITION_KINDS)}, not {self.kind!r}"
             )
-        if self.kind == "transformer" and self.hidden_size % self.num_heads:
+        if self.kind != "ffm" and self.context_size != _ADDED_SETTINGS["context_size"]:
+            raise ValueError(
+                f"context_size={self.context_size!r} applies only to kind='ffm', not {self.kind!r}"
+            )
+        if self.kind in _ATTENTION_KINDS and self.hidden_size % self.num_heads:
             divisors = [h for h in range(1, self.hidden_size + 1) if self.hidden_size % h == 0]
             raise ValueError(
-                f"transformer: num_heads={self.num_heads} must divide hidden_size={self.hidden_size}; "
+                f"{self.kind}: num_heads={self.num_heads} must divide hidden_size={self.hidden_size}; "
                 f"valid num_heads: {divisors}"
             )
 

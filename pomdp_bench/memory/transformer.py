@@ -132,15 +132,22 @@ class TransformerBlock(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor]:
         """``h [T, B, H]``, caches ``[B, window - 1, H]``, ``positions [T, B]``
         -> ``(h, k_cache, v_cache)``, the caches not yet masked to the episode."""
+        attended, k_cache, v_cache = self.attend(h, k_cache, v_cache, positions)
+        h = h + attended
+        return h + self.mlp(self.mlp_norm(h)), k_cache, v_cache
+
+    def attend(
+        self, h: Tensor, k_cache: Tensor, v_cache: Tensor, positions: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """The attention sublayer ``attn(LN(h))`` (``[T, B, H]``) and the new caches."""
         q, k, v = self.qkv(self.attn_norm(h)).chunk(3, dim=-1)
         k = torch.cat([k_cache.transpose(0, 1), k])  # [window - 1 + T, B, H]
         v = torch.cat([v_cache.transpose(0, 1), v])
-        h = h + self.attn_out(
+        attended = self.attn_out(
             windowed_attention(q, k, v, positions, self.window, self.num_heads, self.lag_bias)
         )
-        h = h + self.mlp(self.mlp_norm(h))
         keep = self.window - 1
-        return h, k[k.shape[0] - keep :].transpose(0, 1), v[v.shape[0] - keep :].transpose(0, 1)
+        return attended, k[k.shape[0] - keep :].transpose(0, 1), v[v.shape[0] - keep :].transpose(0, 1)
 
 
 class TransformerMemory(Memory):
@@ -154,6 +161,7 @@ class TransformerMemory(Memory):
 
     kind = "transformer"
     trains_through_time = True
+    block_class: type[TransformerBlock] = TransformerBlock
 
     def __init__(self, config: MemoryConfig, input_size: int) -> None:
         super().__init__(config, input_size, output_size=config.hidden_size)
@@ -161,7 +169,7 @@ class TransformerMemory(Memory):
         self.sinusoidal = config.position_encoding == "sinusoidal"
         self.in_proj = nn.Linear(input_size, config.hidden_size)
         self.blocks = nn.ModuleList(
-            TransformerBlock(
+            self.block_class(
                 config.hidden_size,
                 config.num_heads,
                 config.window,
@@ -174,7 +182,8 @@ class TransformerMemory(Memory):
             for module in self.modules():
                 if isinstance(module, nn.Linear):
                     nn.init.normal_(module.weight, std=0.02)
-                    nn.init.zeros_(module.bias)
+                    if module.bias is not None:
+                        nn.init.zeros_(module.bias)
 
     @property
     def context_length(self) -> int:
