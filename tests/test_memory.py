@@ -553,7 +553,7 @@ def test_linear_recurrence_inits_do_what_they_say():
 
     lru = build_memory({"kind": "lru", "d_state": 256}, input_size=D).layers[0]
     lam, _ = lru.discretised()
-    assert ssm.LRU_R_MIN - 1e-6 <= lam.abs().min() and lam.abs().max() <= ssm.LRU_R_MAX + 1e-6
+    assert lam.abs().min() >= ssm.LRU_R_MIN - 1e-6 and lam.abs().max() <= ssm.LRU_R_MAX + 1e-6
     assert lam.angle().min() >= 0 and lam.angle().max() <= ssm.LRU_MAX_PHASE + 1e-6
     torch.testing.assert_close(lru.gamma_log.exp(), (1 - lam.abs().square()).sqrt(), atol=1e-5, rtol=1e-4)
     s5 = build_memory({"kind": "s5", "d_state": 8}, input_size=D).layers[0]

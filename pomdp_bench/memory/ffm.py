@@ -25,6 +25,7 @@ outputs. The complex state is kept as real pairs, ``[B, L, m, c, 2]``.
 from __future__ import annotations
 
 import math
+
 import torch
 from torch import Tensor, nn
 

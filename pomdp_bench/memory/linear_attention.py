@@ -26,7 +26,6 @@ final LayerNorm.
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
