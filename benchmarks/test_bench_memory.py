@@ -5,13 +5,17 @@
 Groups:
 
 * ``train T,B,H``: one forward + backward of every kind over a ``[T, B, H]`` batch
-  (input width ``H``, no episode starts), as a PPO or SAC update runs it.
+  (input width ``H``, no episode starts), as a PPO or SAC update runs it; T = 1024
+  shows how each kind's cost grows with the sequence length.
 * ``act B=8``: one acting step (``T = 1``, no gradient) of every kind.
 * ``rnn resets T,B,H``: gru and lstm forward + backward with about 5% episode starts,
   against the same fused ``nn.GRU`` / ``nn.LSTM`` over the whole sequence without
   resets; the target is at most 2x.
 * ``mamba scan``: the selective scan's chunked parallel form against its own
   one-step-at-a-time loop, forward + backward at T=512, B=8, E=128, N=16.
+* ``linear scan``: the chunked parallel scan shared by lru, s5, ffm and
+  linear_attention against its loop, forward + backward at T=1024, B=8, 64 complex
+  states.
 
 Everything runs on one thread, as the sweep's workers do.
 """
@@ -22,11 +26,12 @@ import pytest
 import torch
 
 from pomdp_bench.memory import MEMORY_KINDS, build_memory
+from pomdp_bench.memory.linear_scan import linear_scan, linear_scan_sequential
 from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
 
 torch.set_num_threads(1)
 
-SHAPES = [(32, 8, 64), (128, 16, 64), (512, 8, 64)]
+SHAPES = [(32, 8, 64), (128, 16, 64), (512, 8, 64), (1024, 8, 64)]
 
 
 def _batch(steps: int, batch: int, width: int, start_prob: float = 0.0):
@@ -106,5 +111,22 @@ def test_mamba_scan_parallel_against_sequential(benchmark, scan):
     def run() -> None:
         y, h = scan(delta, a, b, c, u, keep, h0)
         (y.square().mean() + h.sum()).backward()
+
+    benchmark.pedantic(run, rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("scan", [linear_scan, linear_scan_sequential], ids=["parallel", "sequential"])
+def test_linear_scan_parallel_against_sequential(benchmark, scan):
+    benchmark.group = "linear scan T=1024,B=8,N=64 complex"
+    steps, batch, size = 1024, 8, 64
+    gen = torch.Generator().manual_seed(0)
+    radius = 1 - 0.1 * torch.rand(steps, batch, size, generator=gen)
+    keep = (torch.rand(steps, batch, 1, generator=gen) > 0.05).float()
+    a = (torch.polar(radius, torch.rand(steps, batch, size, generator=gen)) * keep).requires_grad_()
+    b = torch.randn(steps, batch, size, generator=gen, dtype=torch.cfloat, requires_grad=True)
+    h0 = torch.zeros(batch, size, dtype=torch.cfloat, requires_grad=True)
+
+    def run() -> None:
+        scan(a, b, h0).abs().square().mean().backward()
 
     benchmark.pedantic(run, rounds=5, warmup_rounds=1)
