@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 
 # SB3's policy names -> the memory that plays their part here (None: not supported).
 _SB3_POLICIES = {
@@ -39,7 +39,7 @@ def refuse_policy_string(agent: str, env: Any, memory: Any) -> None:
     raise TypeError(
         f"{agent} takes the env first and has no policy argument: instead of "
         f"{agent}({env!r}, {target!r}) use {agent}({target!r}, memory={equivalent}) "
-        f"(memory: 'gru', 'lstm', 'transformer', 'mamba', 'framestack' or None)"
+        f"(memory: one of {list(MEMORY_KINDS[1:])}, or None)"
     )
 
 

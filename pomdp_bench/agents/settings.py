@@ -33,7 +33,7 @@ from pomdp_bench.agents.rollout_buffer import check_bptt_length
 from pomdp_bench.agents.sac_networks import SACNetArch
 from pomdp_bench.agents.schedules import Schedule, ScheduleLike, as_schedule, schedule_to_data
 from pomdp_bench.cards import data_dir
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 from pomdp_bench.validation import check_bool, check_float, check_int
 
 S = TypeVar("S", bound="AgentSettings")
@@ -396,8 +396,8 @@ class SACSettings(AgentSettings):
         check_bool("stored_state", self.stored_state)
         if self.stored_state and self.memory.kind == "none":  # type: ignore[union-attr]
             raise ValueError(
-                "stored_state=True needs a memory to store: pass memory= (one of 'framestack', 'gru', "
-                "'lstm', 'transformer', 'mamba') or use stored_state=False"
+                f"stored_state=True needs a memory to store: pass memory= (one of {list(MEMORY_KINDS[1:])}) "
+                "or use stored_state=False"
             )
         check_int("buffer_size", self.buffer_size, minimum=1)
         check_int("batch_size", self.batch_size, minimum=1)

@@ -310,11 +310,11 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
             f"estimated time: {seconds / 60 / args.workers:.1f} min on {args.workers} worker(s); rates (steps/s):"
         )
     for (agent, env_id, kind), rate in sorted(rates.items()):
-        print(f"  {agent:8s} {env_id:20s} {kind:12s} {rate:8.0f}")
+        print(f"  {agent:8s} {env_id:20s} {kind:16s} {rate:8.0f}")
     if expected:
         print("expected share of the cap trained, from stored runs with a stop rule (1.00: none stored):")
         for (agent, env_id, kind, kwargs), share in sorted(expected.items()):
-            print(f"  {agent:8s} {env_id:20s} {kind:12s} {kwargs:28s} {share:5.2f}")
+            print(f"  {agent:8s} {env_id:20s} {kind:16s} {kwargs:28s} {share:5.2f}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Memory blocks behind one contract: none, framestack, gru, lstm, transformer, mamba.
+"""Memory blocks behind one contract: none, framestack, gru, lstm, transformer, mamba,
+lru, s5, ffm, linear_attention, gtrxl.
 
 ::
 

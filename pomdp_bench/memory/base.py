@@ -39,7 +39,7 @@ class Memory(nn.Module, ABC):
         input_size: ``D``, the width of each input step.
         output_size: ``H``, the width of each output step.
         trains_through_time: whether the memory learns what to carry from step to
-            step, so the BPTT length matters (gru, lstm, transformer, mamba); False for
+            step, so the BPTT length matters (every kind with parameters); False for
             none and framestack, whose reach into the past is fixed.
     """
 
