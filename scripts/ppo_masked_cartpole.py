@@ -64,7 +64,8 @@ KINDS: dict[str, tuple[dict, int, float | None]] = {
     # transformer's window and relative positions, for the transformer's reasons. At 100k
     # steps (commit a283c91) lru reached 450 on 2 of 5 seeds (397, 486, 499, 319, 203), s5
     # on 2 (479, 421, 500, 248, 436), gtrxl on 1 (409, 363, 252, 500, 346), all with
-    # training returns still rising: they get the transformer's and mamba's 200k.
+    # training returns still rising; ffm on 3 (451, 490, 500, 423, 427), linear_attention 186
+    # on seed 0 (then stopped). They get the transformer's and mamba's 200k.
     "lru": ({"kind": "lru"}, 200_000, 450.0),
     "s5": ({"kind": "s5"}, 200_000, 450.0),
     "ffm": ({"kind": "ffm"}, 200_000, 450.0),
