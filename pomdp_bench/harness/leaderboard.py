@@ -169,7 +169,7 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "agent": ("str", "ppo, sac or sb3_ppo"),
     "memory": ("str", "memory kind"),
     "pieces": ("str", "long, short or n/a (see the cell table)"),
-    "horizons_tried": ("str", "the horizons of the suite, ;-separated"),
+    "horizons_tried": ("str", "the horizons this kind and piece policy were tried at, ;-separated"),
     "longest_horizon_learned": ("int", "the longest horizon whose cell is learned; 0 if none"),
     "steps_to_solve_at_longest": (
         "float",
@@ -498,7 +498,6 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
     for (env_id, agent, memory, policy), group in cells.groupby(
         ["env_id", "agent", "memory", "pieces"], sort=True
     ):
-        horizons = sorted(set(cells[cells["env_id"] == env_id]["horizon"]))
         group = group.sort_values("horizon")
         learned = group[group["learned"].astype("boolean").fillna(False).astype(bool)]
         longest = learned.iloc[-1] if len(learned) else None
@@ -510,7 +509,7 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
             "agent": agent,
             "memory": memory,
             "pieces": policy,
-            "horizons_tried": ";".join(str(h) for h in horizons),
+            "horizons_tried": ";".join(str(int(h)) for h in group["horizon"].unique()),
             "longest_horizon_learned": longest_h,
             "steps_to_solve_at_longest": math.nan if longest is None else float(longest["steps_to_solve"]),
             "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
