@@ -101,28 +101,31 @@ def _scan(a: Tensor, b: Tensor, h0: Tensor) -> Tensor:
     return h.transpose(0, 1).reshape(-1, *b.shape[1:])[:steps]
 
 
-def _sum_to(x: Tensor, like: Tensor) -> Tensor:
-    """``x`` summed down to the shape of ``like``, real if ``like`` is real."""
-    if not like.is_complex() and x.is_complex():
+def _sum_to(x: Tensor, shape: torch.Size, is_complex: bool) -> Tensor:
+    """``x`` summed down to ``shape`` (an input's), real if that input is real."""
+    if not is_complex and x.is_complex():
         x = x.real
-    return x.sum_to_size(like.shape)
+    return x.sum_to_size(shape)
 
 
 class _LinearScan(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor, h0: Tensor) -> Tensor:  # type: ignore[override]
         h = _scan(a, b, h0)
-        ctx.save_for_backward(a, b, h0, h)
+        # b itself is not needed backwards (db = g), only its shape and type: not keeping
+        # it spares linear_attention's [T, B, heads, d, d + 1] key-value products.
+        ctx.b_meta = (b.shape, b.is_complex())
+        ctx.save_for_backward(a, h0, h)
         return h
 
     @staticmethod
     def backward(ctx, d_h: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
-        a, b, h0, h = ctx.saved_tensors
+        a, h0, h = ctx.saved_tensors
         # The adjoint runs backwards with the next step's decay: g[t] = dh[t] + conj(a[t+1]) g[t+1].
         a_next = torch.cat([a[1:], torch.zeros_like(a[:1])]).conj()
         g = _scan(a_next.flip(0), d_h.flip(0), torch.zeros_like(d_h[0])).flip(0)  # [T, B, *S]
         h_prev = torch.cat([h0.unsqueeze(0), h[:-1]])
-        d_a = _sum_to(g * h_prev.conj(), a) if ctx.needs_input_grad[0] else None
-        d_b = _sum_to(g, b) if ctx.needs_input_grad[1] else None
-        d_h0 = _sum_to(a[0].conj() * g[0], h0) if ctx.needs_input_grad[2] else None
+        d_a = _sum_to(g * h_prev.conj(), a.shape, a.is_complex()) if ctx.needs_input_grad[0] else None
+        d_b = _sum_to(g, *ctx.b_meta) if ctx.needs_input_grad[1] else None
+        d_h0 = _sum_to(a[0].conj() * g[0], h0.shape, h0.is_complex()) if ctx.needs_input_grad[2] else None
         return d_a, d_b, d_h0
