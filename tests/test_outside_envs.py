@@ -251,7 +251,7 @@ def test_popgym_suite_lists_expands_and_runs(capsys: pytest.CaptureFixture[str],
     listed = capsys.readouterr().out
     assert "popgym-RepeatFirstEasy-v0" in listed and "outside envs" in listed
     assert run.main(["--suite", "popgym", "--dry-run", "--out", str(tmp_path)]) == 0
-    assert "480 of 480 runs to do" in capsys.readouterr().out
+    assert "630 of 630 runs to do" in capsys.readouterr().out
     spec = next(s for s in specs if s.env_id == "popgym-CountRecallEasy-v0" and s.memory_kind == "gru")
     result = execute(RunSpec.from_dict({**spec.to_dict(), "total_timesteps": 4096}))
     assert result.status == "ok", result.error
