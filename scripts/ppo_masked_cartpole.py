@@ -33,12 +33,14 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+import yaml
 
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.harness.provenance import git_commit
 from pomdp_bench.harness.statistics import iqm_interval
 from pomdp_bench.harness.suites import agent_hyperparams
+from pomdp_bench.memory import MemoryConfig
 
 ENV_ID = "MaskedCartPole-v0"
 ENV_KWARGS = {"obs_layout": "zeroed"}
@@ -170,13 +172,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("leaderboards/ppo_masked_cartpole.csv"))
+    parser.add_argument(
+        "--set",
+        metavar="KEY=YAML",
+        nargs="+",
+        default=[],
+        help="memory settings laid over each kind's (e.g. timescales=[2,100]); for tuning "
+        "on held-out seeds, written to another --out",
+    )
     args = parser.parse_args(argv)
+    overrides = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.set)}
     torch.set_num_threads(1)
     hyperparams = agent_hyperparams("ppo", ENV_ID)
     commit = git_commit()
 
     for kind in args.kinds:
         memory, budget, target = KINDS[kind]
+        memory = MemoryConfig.from_any({**memory, **overrides}).to_dict() if overrides else memory
         for seed in args.seeds:
             model = PPO(ENV_ID, memory, env_kwargs=ENV_KWARGS, seed=seed, device="cpu", **hyperparams)
             t0 = time.perf_counter()
@@ -190,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                     env_kwargs=str(ENV_KWARGS),
                     agent="pomdp_bench",
                     memory=kind,
-                    memory_config=str(memory),
+                    memory_config=str(memory),  # with --set, the whole config
                     seed=str(seed),
                     timesteps=model.num_timesteps,
                     eval_episodes=len(returns),
@@ -201,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     steps_per_second=model.num_timesteps / seconds,
                     pomdp_bench_version=pomdp_bench.__version__,
                     git_commit=commit,
-                    command=COMMAND,
+                    command=" ".join([COMMAND, *sys.argv[1:]]) if overrides else COMMAND,
                 ),
             )
             curve = " ".join(

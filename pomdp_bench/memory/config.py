@@ -9,10 +9,10 @@ construction rather than mid-training.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pomdp_bench.validation import check_bool, check_choice, check_int
+from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 
 MEMORY_KINDS: tuple[str, ...] = (
     "none",
@@ -31,6 +31,8 @@ MEMORY_KINDS: tuple[str, ...] = (
 _ATTENTION_KINDS = ("transformer", "gtrxl", "linear_attention")
 # The kinds that read position_encoding.
 _POSITION_KINDS = ("transformer", "gtrxl")
+# The kinds whose initial decays timescales sets.
+_TIMESCALES_KINDS = ("lru", "s5", "linear_attention")
 
 # The initialisations each kind understands; None is always torch's defaults.
 INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
@@ -73,7 +75,13 @@ POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
 # Settings added after runs were first stored, each with the default that
 # reproduces those runs. ``to_dict`` leaves them out while they hold that default,
 # so the run keys of stored results (hashes of the dict) stay valid.
-_ADDED_SETTINGS: dict[str, Any] = {"position_encoding": "sinusoidal", "timescale": None, "context_size": 4}
+_ADDED_SETTINGS: dict[str, Any] = {
+    "position_encoding": "sinusoidal",
+    "timescale": None,
+    "context_size": 4,
+    "timescales": None,
+    "gate_bias": 2.0,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +132,20 @@ class MemoryConfig:
         timescale: gru and lstm with ``init="chrono"`` only (and required there): the
             longest memory span, in steps, the keep-gate biases are drawn for; set it
             to the task's memory horizon.
+        timescales: lru, s5 and linear_attention only: ``(shortest, longest)``, the
+            initial memory spans of the recurrence's decays, in steps, where a decay
+            ``λ`` per step keeps a state for ``τ = 1 / (1 - |λ|)`` steps (both > 1).
+            lru draws ``|λ|`` on the ring ``[1 - 1/shortest, 1 - 1/longest]``; s5 draws
+            its steps ``Δ`` log-uniform so that ``|λ| = exp(-Δ/2)`` spans the same
+            range; linear_attention spaces its heads' timescales geometrically over
+            it. None keeps each kind's published default: lru ``|λ|`` in [0.9,
+            0.999] (τ 10 to 1000), s5 ``Δ`` in [0.001, 0.1] (τ about 20 to 2000),
+            linear_attention τ 4 to 1024. Short spans (2 steps) let a layer take a
+            difference of consecutive inputs, as a velocity needs (see
+            ``scripts/ppo_masked_cartpole.py``).
+        gate_bias: gtrxl only: the update gates' initial bias ``b_g``; each gate starts
+            letting through about ``sigmoid(-gate_bias)`` of its sublayer (2, the
+            paper's value: 12%; 0: half).
 
     Raises:
         TypeError: a setting has the wrong type.
@@ -145,6 +167,8 @@ class MemoryConfig:
     position_encoding: str = "sinusoidal"
     timescale: int | None = None
     context_size: int = 4
+    timescales: tuple[float, float] | None = None
+    gate_bias: float = 2.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str):
@@ -198,6 +222,28 @@ class MemoryConfig:
             raise ValueError(
                 f"context_size={self.context_size!r} applies only to kind='ffm', not {self.kind!r}"
             )
+        if self.timescales is not None:
+            if self.kind not in _TIMESCALES_KINDS:
+                raise ValueError(
+                    f"timescales={self.timescales!r} applies only to kind in "
+                    f"{list(_TIMESCALES_KINDS)}, not {self.kind!r}"
+                )
+            if isinstance(self.timescales, (str, bytes)) or not isinstance(self.timescales, Sequence):
+                raise TypeError(
+                    "timescales must be a pair (shortest, longest) of numbers of steps, got "
+                    f"{self.timescales!r} of type {type(self.timescales).__name__}"
+                )
+            if len(self.timescales) != 2:
+                raise ValueError(
+                    f"timescales must be a pair (shortest, longest), got {len(self.timescales)} "
+                    f"values: {self.timescales!r}"
+                )
+            short = check_float("timescales[0]", self.timescales[0], minimum=1.0, strict_minimum=True)
+            long = check_float("timescales[1]", self.timescales[1], minimum=short)
+            object.__setattr__(self, "timescales", (short, long))  # a YAML list becomes a tuple
+        object.__setattr__(self, "gate_bias", check_float("gate_bias", self.gate_bias))
+        if self.kind != "gtrxl" and self.gate_bias != _ADDED_SETTINGS["gate_bias"]:
+            raise ValueError(f"gate_bias={self.gate_bias!r} applies only to kind='gtrxl', not {self.kind!r}")
         if self.kind in _ATTENTION_KINDS and self.hidden_size % self.num_heads:
             divisors = [h for h in range(1, self.hidden_size + 1) if self.hidden_size % h == 0]
             raise ValueError(
@@ -245,4 +291,6 @@ class MemoryConfig:
         for name, default in _ADDED_SETTINGS.items():
             if data[name] == default:
                 del data[name]
+        if "timescales" in data:
+            data["timescales"] = list(data["timescales"])  # plain YAML and JSON
         return data

@@ -9,8 +9,9 @@ Two changes to the transformer that the paper found make it train in RL:
   that path;
 - **GRU-type gating in place of the residual connections**: each sublayer's output
   ``y`` joins the stream ``x`` through a gate ``g(x, y)`` (:class:`GRUGate`) whose
-  update bias starts at ``GATE_BIAS = 2``, so an untrained block passes ``x`` almost
-  unchanged and the network starts close to a Markovian policy.
+  update bias starts at ``GATE_BIAS = 2`` (``MemoryConfig.gate_bias``), so an
+  untrained block passes ``x`` almost unchanged and the network starts close to a
+  Markovian policy.
 
 Everything else is :class:`~pomdp_bench.memory.transformer.TransformerMemory`'s:
 attention over the last ``window`` steps of the episode, its position encodings, and
@@ -25,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from pomdp_bench.memory.config import MemoryConfig
 from pomdp_bench.memory.transformer import TransformerBlock, TransformerMemory
 
 #: The update gate's initial bias ``b_g``: the paper's value, which starts every gate near identity.
@@ -78,3 +80,10 @@ class GTrXLMemory(TransformerMemory):
 
     kind = "gtrxl"
     block_class = GatedTransformerBlock
+
+    def __init__(self, config: MemoryConfig, input_size: int) -> None:
+        super().__init__(config, input_size)
+        with torch.no_grad():  # no random draw: the default (2) builds the same weights as before
+            for block in self.blocks:
+                block.attn_gate.bias.fill_(config.gate_bias)
+                block.mlp_gate.bias.fill_(config.gate_bias)

@@ -39,14 +39,15 @@ _EPS = 1e-6  # keeps the normaliser away from zero
 TIMESCALE_MIN, TIMESCALE_MAX = 4.0, 1024.0
 
 
-def initial_decay_logits(num_heads: int) -> Tensor:
-    """``logit(1 - 1/τ)`` per head, ``τ`` geometric in ``[4, 1024]`` (one head: their
-    geometric mean, 64)."""
+def initial_decay_logits(num_heads: int, timescales: tuple[float, float] | None = None) -> Tensor:
+    """``logit(1 - 1/τ)`` per head, ``τ`` geometric in ``timescales`` (default ``[4,
+    1024]``; one head: their geometric mean, 64 by default)."""
+    shortest, longest = timescales or (TIMESCALE_MIN, TIMESCALE_MAX)
     if num_heads == 1:
-        tau = torch.tensor([(TIMESCALE_MIN * TIMESCALE_MAX) ** 0.5])
+        tau = torch.tensor([(shortest * longest) ** 0.5])
     else:
         tau = torch.logspace(
-            torch.log10(torch.tensor(TIMESCALE_MIN)), torch.log10(torch.tensor(TIMESCALE_MAX)), num_heads
+            torch.log10(torch.tensor(shortest)), torch.log10(torch.tensor(longest)), num_heads
         )
     return torch.log(tau - 1)  # logit(1 - 1/τ) = log(τ - 1)
 
@@ -55,13 +56,15 @@ class LinearAttentionBlock(nn.Module):
     """A pre-LayerNorm block with causal linear attention, ``[T, B, H] -> [T, B, H]``;
     its state is ``[B, heads, d, d + 1]`` with ``d = H / heads``."""
 
-    def __init__(self, hidden_size: int, num_heads: int) -> None:
+    def __init__(
+        self, hidden_size: int, num_heads: int, timescales: tuple[float, float] | None = None
+    ) -> None:
         super().__init__()
         self.num_heads = num_heads
         self.attn_norm = nn.LayerNorm(hidden_size)
         self.qkv = nn.Linear(hidden_size, 3 * hidden_size)
         self.attn_out = nn.Linear(hidden_size, hidden_size)
-        self.decay_logit = nn.Parameter(initial_decay_logits(num_heads))  # γ = σ(·) per head
+        self.decay_logit = nn.Parameter(initial_decay_logits(num_heads, timescales))  # γ = σ(·) per head
         self.mlp_norm = nn.LayerNorm(hidden_size)
         self.mlp = nn.Sequential(
             nn.Linear(hidden_size, 4 * hidden_size), nn.GELU(), nn.Linear(4 * hidden_size, hidden_size)
@@ -97,7 +100,8 @@ class LinearAttentionMemory(Memory):
         self.head_size = config.hidden_size // config.num_heads
         self.in_proj = nn.Linear(input_size, config.hidden_size)
         self.blocks = nn.ModuleList(
-            LinearAttentionBlock(config.hidden_size, config.num_heads) for _ in range(config.num_layers)
+            LinearAttentionBlock(config.hidden_size, config.num_heads, config.timescales)
+            for _ in range(config.num_layers)
         )
         self.final_norm = nn.LayerNorm(config.hidden_size)
 

@@ -49,9 +49,27 @@ LRU_R_MIN, LRU_R_MAX, LRU_MAX_PHASE = 0.9, 0.999, math.pi / 10
 S5_DT_MIN, S5_DT_MAX = 1e-3, 1e-1
 
 
+def lru_ring(timescales: tuple[float, float] | None) -> tuple[float, float]:
+    """LRU's init ring ``(r_min, r_max)`` for ``|λ|``: the paper's, or ``1 - 1/τ`` at the
+    ends of ``timescales`` (see ``MemoryConfig.timescales``)."""
+    if timescales is None:
+        return LRU_R_MIN, LRU_R_MAX
+    return 1 - 1 / timescales[0], 1 - 1 / timescales[1]
+
+
+def s5_steps(timescales: tuple[float, float] | None) -> tuple[float, float]:
+    """S5's range ``(Δ_min, Δ_max)`` for its initial steps: the paper's, or the steps for
+    which ``|λ| = exp(-Δ/2)`` (HiPPO-N's real part is -1/2) equals ``1 - 1/τ`` at the
+    ends of ``timescales``."""
+    if timescales is None:
+        return S5_DT_MIN, S5_DT_MAX
+    return -2 * math.log1p(-1 / timescales[1]), -2 * math.log1p(-1 / timescales[0])
+
+
 class _DiagonalLayer(nn.Module):
     """One diagonal complex recurrence ``[T, B, H] -> [T, B, H]``; subclasses give
-    ``λ`` and ``B̄`` (:meth:`discretised`)."""
+    ``λ`` and ``B̄`` (:meth:`discretised`) and take ``(hidden_size, d_state,
+    timescales)``."""
 
     output_scale = 1.0  # s5's conjugate symmetry doubles the real part
 
@@ -80,11 +98,12 @@ class _DiagonalLayer(nn.Module):
 class LRULayer(_DiagonalLayer):
     """The Linear Recurrent Unit: ``λ = exp(-exp(ν) + i exp(θ))``, input normalised by γ."""
 
-    def __init__(self, hidden_size: int, d_state: int) -> None:
+    def __init__(self, hidden_size: int, d_state: int, timescales: tuple[float, float] | None = None) -> None:
         super().__init__(hidden_size, d_state)
         # |λ| uniform on the ring [r_min, r_max] (its area, as the paper draws it).
+        r_min, r_max = lru_ring(timescales)
         u1, u2 = torch.rand(d_state), torch.rand(d_state)
-        radius_sq = u1 * (LRU_R_MAX**2 - LRU_R_MIN**2) + LRU_R_MIN**2
+        radius_sq = u1 * (r_max**2 - r_min**2) + r_min**2
         self.nu_log = nn.Parameter(torch.log(-0.5 * torch.log(radius_sq)))
         self.theta_log = nn.Parameter(torch.log(LRU_MAX_PHASE * u2 + 1e-8))
         self.gamma_log = nn.Parameter(0.5 * torch.log(1 - radius_sq))  # log sqrt(1 - |λ|²)
@@ -121,12 +140,13 @@ class S5Layer(_DiagonalLayer):
 
     output_scale = 2.0
 
-    def __init__(self, hidden_size: int, d_state: int) -> None:
+    def __init__(self, hidden_size: int, d_state: int, timescales: tuple[float, float] | None = None) -> None:
         super().__init__(hidden_size, d_state)
         lam = hippo_n_eigenvalues(d_state)
         self.lambda_re_log = nn.Parameter(torch.log(-lam.real))  # Re Λ = -exp(·) < 0
         self.lambda_im = nn.Parameter(lam.imag.clone())
-        log_dt = torch.empty(d_state).uniform_(math.log(S5_DT_MIN), math.log(S5_DT_MAX))
+        dt_min, dt_max = s5_steps(timescales)
+        log_dt = torch.empty(d_state).uniform_(math.log(dt_min), math.log(dt_max))
         self.log_dt = nn.Parameter(log_dt)
         self.b_re = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
         self.b_im = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
@@ -154,7 +174,7 @@ class DiagonalSSMMemory(Memory):
         self.in_proj = nn.Linear(input_size, hidden)
         self.norms = nn.ModuleList(nn.LayerNorm(hidden) for _ in range(config.num_layers))
         self.layers = nn.ModuleList(
-            self.layer_class(hidden, config.d_state) for _ in range(config.num_layers)
+            self.layer_class(hidden, config.d_state, config.timescales) for _ in range(config.num_layers)
         )
         self.glus = nn.ModuleList(nn.Linear(hidden, 2 * hidden) for _ in range(config.num_layers))
         self.final_norm = nn.LayerNorm(hidden)
