@@ -98,6 +98,14 @@ def test_config_from_any_accepts_none_str_dict_and_config():
             r"valid num_heads: \[1, 2, 5, 10\]",
         ),
         ({"kind": "gtrxl", "hidden_size": 10, "num_heads": 3}, "gtrxl: num_heads=3 must divide"),
+        (
+            {"kind": "gru", "timescales": [2, 100]},
+            r"applies only to kind in \['lru', 's5', 'linear_attention'\]",
+        ),
+        ({"kind": "lru", "timescales": [1, 100]}, r"timescales\[0\] must be > 1.0"),
+        ({"kind": "s5", "timescales": [50, 10]}, r"timescales\[1\] must be >= 50.0"),
+        ({"kind": "lru", "timescales": [2, 10, 100]}, r"a pair \(shortest, longest\), got 3 values"),
+        ({"kind": "transformer", "gate_bias": 0.0}, "applies only to kind='gtrxl'"),
     ],
 )
 def test_config_refuses_bad_values_naming_what_is_valid(value, match):
@@ -113,6 +121,9 @@ def test_config_refuses_bad_values_naming_what_is_valid(value, match):
         {"kind": "gru", "gradient_checkpoint": 1},
         {"kind": "gru", "init": 3},
         {"kind": 3},
+        {"kind": "lru", "timescales": 10},
+        {"kind": "lru", "timescales": "2,100"},
+        {"kind": "gtrxl", "gate_bias": "0"},
         3.5,
     ],
 )
@@ -216,7 +227,7 @@ def test_settings_added_later_leave_stored_keys_alone():
     assert old.to_dict() == {
         f: getattr(old, f)
         for f in MemoryConfig.field_names()
-        if f not in ("position_encoding", "timescale", "context_size")
+        if f not in ("position_encoding", "timescale", "context_size", "timescales", "gate_bias")
     }
     nope = MemoryConfig("transformer", window=4, position_encoding="none")
     assert nope.to_dict()["position_encoding"] == "none"
@@ -575,6 +586,42 @@ def test_linear_recurrence_inits_do_what_they_say():
     with torch.no_grad():  # z = σ(W_z y + U_z x - 2): about 0.12 on average
         z = torch.sigmoid(gate.from_y(y).chunk(3, -1)[1] + gate.from_x(x).chunk(2, -1)[1] - gate.bias)
     assert 0.05 < z.mean().item() < 0.25
+
+
+def test_timescales_and_gate_bias_set_the_initial_decays_and_gates():
+    """``timescales=(2, 100)``: lru's |λ| on [1/2, 0.99], s5's |λ| = exp(-Δ/2) on the same
+    range, linear attention's heads at τ 2..100; ``gate_bias`` sets every GTrXL gate.
+    The defaults are the papers' ranges, so stored runs keep their weights."""
+    from pomdp_bench.memory import linear_attention, ssm
+
+    def lam(kind: str, **settings) -> torch.Tensor:
+        torch.manual_seed(0)
+        return (
+            build_memory({"kind": kind, "d_state": 256, **settings}, input_size=D).layers[0].discretised()[0]
+        )
+
+    for kind in ("lru", "s5"):
+        short = lam(kind, timescales=[2, 100]).abs()
+        assert short.min() >= 0.5 - 1e-5 and short.max() <= 0.99 + 1e-5
+        assert short.min() < 0.55 and short.max() > 0.98  # 256 draws cover the range
+    # The defaults are the timescales that map back to the papers' ranges.
+    torch.testing.assert_close(lam("lru"), lam("lru", timescales=[10, 1000]))
+    s5_default = [1 / -math.expm1(-dt / 2) for dt in (ssm.S5_DT_MAX, ssm.S5_DT_MIN)]  # about 20.5, 2000
+    torch.testing.assert_close(lam("s5"), lam("s5", timescales=s5_default))
+    heads = build_memory({"kind": "linear_attention", "timescales": (2, 100)}, input_size=D).blocks[0]
+    tau = 1 / (1 - torch.sigmoid(heads.decay_logit))
+    torch.testing.assert_close(tau, torch.tensor([2.0, 7.368, 27.144, 100.0]), rtol=1e-3, atol=0)
+    default = build_memory({"kind": "linear_attention"}, input_size=D).blocks[0].decay_logit
+    torch.testing.assert_close(default, linear_attention.initial_decay_logits(4, (4, 1024)))
+    cfg = MemoryConfig("lru", timescales=[2, 100])
+    assert cfg.timescales == (2.0, 100.0) and cfg.to_dict()["timescales"] == [2.0, 100.0]
+    assert MemoryConfig.from_any(cfg.to_dict()) == cfg
+    for bias in (0.0, 2.0):
+        gtrxl = build_memory(
+            {"kind": "gtrxl", "hidden_size": 16, "num_heads": 2, "gate_bias": bias}, input_size=D
+        )
+        for block in gtrxl.blocks:
+            assert (block.attn_gate.bias == bias).all() and (block.mlp_gate.bias == bias).all()
 
 
 # ----------------------------------------------------------------------------- memory proof
