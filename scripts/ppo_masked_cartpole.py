@@ -26,6 +26,7 @@ training env steps per second.
 from __future__ import annotations
 
 import argparse
+import ast
 import fcntl
 import sys
 import time
@@ -34,6 +35,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 import yaml
+from scipy import stats
 
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
@@ -131,6 +133,56 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def setting_of(kind: str, memory_config: str) -> str:
+    """How a row's memory config differs from ``KINDS[kind]``'s ("defaults" if not)."""
+    config = ast.literal_eval(memory_config)
+    default = MemoryConfig.from_any(KINDS[kind][0]).to_dict()
+    changed = {k: v for k, v in MemoryConfig.from_any(config).to_dict().items() if default.get(k) != v}
+
+    def show(value: object) -> str:
+        if isinstance(value, list):
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    return ", ".join(f"{k}={show(v)}" for k, v in changed.items()) or "defaults"
+
+
+def tuning_summary(table: Path, tuning: Path) -> str:
+    """A markdown table of every later kind's runs on MaskedCartPole by setting: the
+    table's seeds and the held-out probes in ``tuning/*.csv``, each setting's returns
+    per seed, IQM [95% CI] over its seeds, and the fraction reaching the target with
+    its exact (Clopper-Pearson) 95% interval."""
+    frames = [pd.read_csv(path, dtype={"seed": str}) for path in [table, *sorted(tuning.glob("*.csv"))]]
+    runs = pd.concat(frames, ignore_index=True)
+    runs = runs[
+        (runs["seed"] != "all") & runs["memory"].isin(["lru", "s5", "ffm", "linear_attention", "gtrxl"])
+    ]
+    runs = runs.assign(
+        setting=[setting_of(k, c) for k, c in zip(runs["memory"], runs["memory_config"], strict=True)]
+    )
+    runs = runs.drop_duplicates(["memory", "setting", "seed"], keep="last")
+    lines = [
+        "| memory | setting | returns, seeds 0-4 | returns, seeds 5-9 | IQM [95% CI] | reached 450 [95% CI] |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = {kind: i for i, kind in enumerate(KINDS)}
+    for (kind, setting), mine in sorted(
+        runs.groupby(["memory", "setting"]), key=lambda item: (order[item[0][0]], item[0][1] != "defaults")
+    ):
+        mine = mine.assign(seed_number=mine["seed"].astype(int)).sort_values("seed_number")
+        returns = mine["final_return"].to_numpy(dtype=float)
+        first = ", ".join(f"{r:.0f}" for r in mine.loc[mine["seed_number"] < 5, "final_return"]) or "—"
+        later = ", ".join(f"{r:.0f}" for r in mine.loc[mine["seed_number"] >= 5, "final_return"]) or "—"
+        iqm, low, high = iqm_interval(returns)
+        hits = int((returns >= KINDS[kind][2]).sum())
+        rate = stats.binomtest(hits, len(returns)).proportion_ci(confidence_level=0.95, method="exact")
+        lines.append(
+            f"| {kind} | {setting} | {first} | {later} | {iqm:.0f} [{low:.0f}, {high:.0f}] | "
+            f"{hits}/{len(returns)} [{rate.low:.2f}, {rate.high:.2f}] |"
+        )
+    return "\n".join(lines)
+
+
 def record(out: Path, row: dict) -> pd.DataFrame:
     """Add one run's row to ``out`` (replacing an older row of the same kind and seed),
     recompute the summaries, and return the per-seed rows. Locked, so kinds and seeds
@@ -184,7 +236,15 @@ def main(argv: list[str] | None = None) -> int:
         help="memory settings laid over each kind's (e.g. timescales=[2,100]); for tuning "
         "on held-out seeds, written to another --out",
     )
+    parser.add_argument(
+        "--tuning-summary",
+        action="store_true",
+        help="print the later kinds' runs by setting (--out and leaderboards/tuning/*.csv) and exit",
+    )
     args = parser.parse_args(argv)
+    if args.tuning_summary:
+        print(tuning_summary(args.out, args.out.parent / "tuning"))
+        return 0
     overrides = {key: yaml.safe_load(value) for key, value in (item.split("=", 1) for item in args.set)}
     torch.set_num_threads(1)
     hyperparams = agent_hyperparams("ppo", ENV_ID)
