@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 import yaml
@@ -150,8 +151,10 @@ def setting_of(kind: str, memory_config: str) -> str:
 def tuning_summary(table: Path, tuning: Path) -> str:
     """A markdown table of every later kind's runs on MaskedCartPole by setting: the
     table's seeds and the held-out probes in ``tuning/*.csv``, each setting's returns
-    per seed, IQM [95% CI] over its seeds, and the fraction reaching the target with
-    its exact (Clopper-Pearson) 95% interval."""
+    per seed, IQM [95% CI] over its seeds, the fraction reaching the target with its
+    exact (Clopper-Pearson) 95% interval, and, for a setting tried on at least five of
+    the defaults' seeds, the median per-seed difference in return with a two-sided
+    Wilcoxon signed-rank p."""
     frames = [pd.read_csv(path, dtype={"seed": str}) for path in [table, *sorted(tuning.glob("*.csv"))]]
     runs = pd.concat(frames, ignore_index=True)
     runs = runs[
@@ -162,8 +165,9 @@ def tuning_summary(table: Path, tuning: Path) -> str:
     )
     runs = runs.drop_duplicates(["memory", "setting", "seed"], keep="last")
     lines = [
-        "| memory | setting | returns, seeds 0-4 | returns, seeds 5-9 | IQM [95% CI] | reached 450 [95% CI] |",
-        "|---|---|---|---|---|---|",
+        "| memory | setting | returns, seeds 0-4 | returns, seeds 5-9 | IQM [95% CI] | reached 450 [95% CI] "
+        "| against defaults, same seeds: median difference, Wilcoxon p |",
+        "|---|---|---|---|---|---|---|",
     ]
     order = {kind: i for i, kind in enumerate(KINDS)}
     for (kind, setting), mine in sorted(
@@ -176,9 +180,17 @@ def tuning_summary(table: Path, tuning: Path) -> str:
         iqm, low, high = iqm_interval(returns)
         hits = int((returns >= KINDS[kind][2]).sum())
         rate = stats.binomtest(hits, len(returns)).proportion_ci(confidence_level=0.95, method="exact")
+        paired = "—"
+        if setting != "defaults":
+            base = runs[(runs["memory"] == kind) & (runs["setting"] == "defaults")].set_index("seed")
+            shared = mine[mine["seed"].isin(base.index)]
+            if len(shared) >= 5:  # the exact two-sided p of n pairs is at least 2 / 2**n
+                diff = shared["final_return"].to_numpy() - base.loc[shared["seed"], "final_return"].to_numpy()
+                test = stats.wilcoxon(diff, method="exact" if np.all(diff != 0) else "auto")
+                paired = f"{np.median(diff):+.0f}, p = {test.pvalue:.2f} ({len(diff)} seeds)"
         lines.append(
             f"| {kind} | {setting} | {first} | {later} | {iqm:.0f} [{low:.0f}, {high:.0f}] | "
-            f"{hits}/{len(returns)} [{rate.low:.2f}, {rate.high:.2f}] |"
+            f"{hits}/{len(returns)} [{rate.low:.2f}, {rate.high:.2f}] | {paired} |"
         )
     return "\n".join(lines)
 
