@@ -71,10 +71,10 @@ KINDS: dict[str, tuple[dict, int, float | None]] = {
     # on 2 (479, 421, 500, 248, 436), gtrxl on 1 (409, 363, 252, 500, 346), all with
     # training returns still rising; ffm on 3 (451, 490, 500, 423, 427), linear_attention 186
     # on seed 0 (then stopped). They get the transformer's and mamba's 200k.
-    # Each later kind keeps its paper's initial decays: starting lru, s5 and
-    # linear_attention with memory spans of 2 to 100 steps (timescales=[2, 100]), and
-    # gtrxl with open gates (gate_bias=0), did not reach 450 on more seeds; see
-    # leaderboards/tuning/README.md.
+    # Each later kind keeps its paper's initial decays and gates: starting lru, s5 and
+    # linear_attention with memory spans of 2 to 100 steps (timescales=[2, 100]), or
+    # gtrxl with half-open gates (gate_bias=0), was not shown better on held-out seeds
+    # (README, "Tuning"; leaderboards/tuning/README.md).
     "lru": ({"kind": "lru"}, 200_000, 450.0),
     "s5": ({"kind": "s5"}, 200_000, 450.0),
     "ffm": ({"kind": "ffm"}, 200_000, 450.0),
