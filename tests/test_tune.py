@@ -14,7 +14,8 @@ import yaml
 
 from pomdp_bench.agents.settings import PPOSettings, SACSettings
 from pomdp_bench.harness.spec import RunResult
-from pomdp_bench.harness.tuning import run_value, sample_settings
+from pomdp_bench.harness.tuning import memory_config, run_value, sample_settings
+from pomdp_bench.memory import MemoryConfig
 
 
 def test_an_unsolved_run_counts_as_its_cap_times_the_penalty() -> None:
@@ -38,6 +39,27 @@ def test_every_sampled_setting_is_a_field_of_the_agents_settings(agent, settings
         settings = settings_class.make(**hp)  # the names and values are valid
         if agent == "ppo":  # 8 | n_envs: every sampled minibatch count divides the rollout
             settings.resolve(hp["n_envs"])
+
+
+def test_every_sampled_memory_is_a_valid_config_and_the_search_reaches_each_choice() -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    seen: dict[str, set] = {
+        "lru": set(),
+        "s5": set(),
+        "linear_attention": set(),
+        "gtrxl": set(),
+        "gru": set(),
+    }
+    for _ in range(40):
+        trial = study.ask()
+        for kind, values in seen.items():
+            memory = memory_config(trial, kind, hidden=32)
+            config = MemoryConfig.from_any(memory)  # the names and values are valid
+            values.add(
+                config.init if kind == "gru" else config.gate_bias if kind == "gtrxl" else config.timescales
+            )
+    assert seen["lru"] == {None, (2.0, 100.0), (2.0, 1000.0)} == seen["s5"] == seen["linear_attention"]
+    assert seen["gtrxl"] == {2.0, 0.0} and seen["gru"] == {None, "forget_bias"}
 
 
 def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:

@@ -89,9 +89,17 @@ def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any
     return hp, int(trial.suggest_categorical("hidden_size", HIDDEN_SIZES))
 
 
+# The initial memory spans tried for lru, s5 and linear_attention (MemoryConfig.timescales),
+# by name: their papers' ranges, or starting as short as 2 steps.
+TIMESCALES = {"default": None, "2-100": [2, 100], "2-1000": [2, 1000]}
+GATE_BIASES = [2.0, 0.0]  # gtrxl: the paper's near-closed gates, or half open
+
+
 def memory_config(trial: Any, kind: str, hidden: int) -> dict[str, Any]:
     """The trial's memory: ``kind`` at ``hidden`` units; gru and lstm also try
-    ``init="forget_bias"`` against torch's default."""
+    ``init="forget_bias"`` against torch's default, lru, s5 and linear_attention the
+    initial ``timescales`` of :data:`TIMESCALES`, gtrxl the ``gate_bias`` values of
+    :data:`GATE_BIASES`."""
     if kind == "none":
         return {"kind": kind}
     memory: dict[str, Any] = {"kind": kind, "hidden_size": hidden}
@@ -99,6 +107,12 @@ def memory_config(trial: Any, kind: str, hidden: int) -> dict[str, Any]:
         init = trial.suggest_categorical("memory_init", ["default", "forget_bias"])
         if init != "default":
             memory["init"] = init
+    if kind in ("lru", "s5", "linear_attention"):
+        spans = TIMESCALES[trial.suggest_categorical("memory_timescales", list(TIMESCALES))]
+        if spans is not None:
+            memory["timescales"] = spans
+    if kind == "gtrxl":
+        memory["gate_bias"] = trial.suggest_categorical("memory_gate_bias", GATE_BIASES)
     return memory
 
 
