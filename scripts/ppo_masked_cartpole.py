@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fcntl
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -43,7 +44,7 @@ from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.harness.provenance import git_commit
 from pomdp_bench.harness.statistics import iqm_interval
 from pomdp_bench.harness.suites import agent_hyperparams
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 
 ENV_ID = "MaskedCartPole-v0"
 ENV_KWARGS = {"obs_layout": "zeroed"}
@@ -82,6 +83,7 @@ KINDS: dict[str, tuple[dict, int, float | None]] = {
     "gtrxl": ({"kind": "gtrxl", "window": 4, "position_encoding": "relative"}, 200_000, 450.0),
 }
 COMMAND = "python scripts/ppo_masked_cartpole.py"
+LATER_KINDS = MEMORY_KINDS[6:]  # lru, s5, ffm, linear_attention, gtrxl
 COLUMNS = [
     "env",
     "env_kwargs",
@@ -157,9 +159,7 @@ def tuning_summary(table: Path, tuning: Path) -> str:
     Wilcoxon signed-rank p."""
     frames = [pd.read_csv(path, dtype={"seed": str}) for path in [table, *sorted(tuning.glob("*.csv"))]]
     runs = pd.concat(frames, ignore_index=True)
-    runs = runs[
-        (runs["seed"] != "all") & runs["memory"].isin(["lru", "s5", "ffm", "linear_attention", "gtrxl"])
-    ]
+    runs = runs[(runs["seed"] != "all") & runs["memory"].isin(LATER_KINDS)]
     runs = runs.assign(
         setting=[setting_of(k, c) for k, c in zip(runs["memory"], runs["memory_config"], strict=True)]
     )
@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the later kinds' runs by setting (--out and leaderboards/tuning/*.csv) and exit",
     )
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv  # the command, as the rows record it
+    args = parser.parse_args(given)
     if args.tuning_summary:
         print(tuning_summary(args.out, args.out.parent / "tuning"))
         return 0
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                     steps_per_second=model.num_timesteps / seconds,
                     pomdp_bench_version=pomdp_bench.__version__,
                     git_commit=commit,
-                    command=" ".join([COMMAND, *sys.argv[1:]]) if overrides else COMMAND,
+                    command=shlex.join([*COMMAND.split(), *given]) if overrides else COMMAND,
                 ),
             )
             curve = " ".join(

@@ -37,6 +37,7 @@ from pomdp_bench.harness.backends import init_worker
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.memory.config import TIMESCALES_KINDS
 
 # Sampled per trial: (name, choices) for categorical settings; the rest are drawn in
 # sample_settings. Invalid combinations (minibatches that do not divide a rollout)
@@ -107,7 +108,7 @@ def memory_config(trial: Any, kind: str, hidden: int) -> dict[str, Any]:
         init = trial.suggest_categorical("memory_init", ["default", "forget_bias"])
         if init != "default":
             memory["init"] = init
-    if kind in ("lru", "s5", "linear_attention"):
+    if kind in TIMESCALES_KINDS:
         spans = TIMESCALES[trial.suggest_categorical("memory_timescales", list(TIMESCALES))]
         if spans is not None:
             memory["timescales"] = spans

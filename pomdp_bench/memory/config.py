@@ -31,8 +31,8 @@ MEMORY_KINDS: tuple[str, ...] = (
 _ATTENTION_KINDS = ("transformer", "gtrxl", "linear_attention")
 # The kinds that read position_encoding.
 _POSITION_KINDS = ("transformer", "gtrxl")
-# The kinds whose initial decays timescales sets.
-_TIMESCALES_KINDS = ("lru", "s5", "linear_attention")
+# The kinds whose initial decays ``MemoryConfig.timescales`` sets.
+TIMESCALES_KINDS: tuple[str, ...] = ("lru", "s5", "linear_attention")
 
 # The initialisations each kind understands; None is always torch's defaults.
 INITS_BY_KIND: dict[str, tuple[str | None, ...]] = {
@@ -223,10 +223,10 @@ class MemoryConfig:
                 f"context_size={self.context_size!r} applies only to kind='ffm', not {self.kind!r}"
             )
         if self.timescales is not None:
-            if self.kind not in _TIMESCALES_KINDS:
+            if self.kind not in TIMESCALES_KINDS:
                 raise ValueError(
                     f"timescales={self.timescales!r} applies only to kind in "
-                    f"{list(_TIMESCALES_KINDS)}, not {self.kind!r}"
+                    f"{list(TIMESCALES_KINDS)}, not {self.kind!r}"
                 )
             if isinstance(self.timescales, (str, bytes)) or not isinstance(self.timescales, Sequence):
                 raise TypeError(
