@@ -78,6 +78,8 @@ def main() -> None:
     )
     parser.add_argument("--variant", default="base", choices=list(VARIANTS))
     parser.add_argument("--seed", type=int, default=5, help="a held-out seed, 5-14")
+    parser.add_argument("--corridor", type=int, default=100, help="corridor length (pieces cover it)")
+    parser.add_argument("--steps", type=int, default=3_000_000, help="the cap (the schedule's length)")
     parser.add_argument("--points", type=int, default=12, help="measurements over the cap")
     parser.add_argument("--out", default=None, help="JSON lines file to append to as well")
     args = parser.parse_args()
@@ -87,7 +89,9 @@ def main() -> None:
     hyperparams, bias = VARIANTS[args.variant]
     rnn.FORGET_BIAS = bias
     with tempfile.TemporaryDirectory() as folder:
-        specs = expand(load_suite(str(suite_file(args.variant, hyperparams, Path(folder)))))
+        specs = expand(
+            load_suite(str(suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps)))
+        )
     spec = next(s for s in specs if s.seed == args.seed)
     spec = dataclasses.replace(spec, stop=None)
     corridor = int(spec.env_kwargs["corridor_length"])

@@ -8,6 +8,8 @@ For every suite leaderboard committed under ``leaderboards/`` (``<suite>.csv``,
 * ``learned`` equals ``return_ci_low`` above the ceiling-optimum midpoint (and no
   ``beats_ceiling`` column is published);
 * every cell has at least 5 seeds;
+* every cell's ``command`` is the one that reproduces the suite, not a sweep's (a
+  sweep may have run part of it into a scratch store);
 * every cell the suite declares is present, unless leaderboards/README.md says the
   publication is partial, in which case the cells present must be declared ones and
   their count must match what the README states.
@@ -94,6 +96,7 @@ def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     assert unjudged["verdict_note"].notna().all()
     assert "beats_ceiling" not in cells.columns, "the old beats_ceiling verdict is published again"
     assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
+    assert (cells["command"] == f"python -m pomdp_bench.run --suite {suite}").all(), set(cells["command"])
 
     try:
         declared = declared_cells(suite)

@@ -91,9 +91,14 @@ flagged only 62% and 71% of those weak-memory cells.
 """
 
 
-def suite_command(store: ResultStore, suite: str) -> str:
-    sweeps = store.sweeps(suite)
-    return sweeps[-1]["command"] if sweeps else f"python -m pomdp_bench.run --suite {suite}"
+def suite_command(suite: str) -> str:
+    """The command that reproduces ``suite`` (the tables' ``command`` column).
+
+    Not a sweep's own command: a sweep may have run part of the suite (``--memory``,
+    ``--envs``) into a scratch store, and the last one would then name only its part.
+    The sweeps' commands are listed with their wall times in the provenance.
+    """
+    return f"python -m pomdp_bench.run --suite {suite}"
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,7 @@ def suite_tables(store: ResultStore, suite: str) -> SuiteTables:
     """The tables of ``suite`` from ``store``."""
     runs = leaderboard.runs_frame(store.rows(suite), suite)
     finished = leaderboard.finished_cells(runs)  # every stored run is listed; cells wait for all seeds
-    cells = leaderboard.cells_frame(finished, command=suite_command(store, suite))
+    cells = leaderboard.cells_frame(finished, command=suite_command(suite))
     curves = pd.DataFrame(store.curves(finished["run_key"]), columns=["run_key", "timesteps", "mean_return"])
     return SuiteTables(runs, finished, cells, leaderboard.horizon_frame(cells), curves)
 
