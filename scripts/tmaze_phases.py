@@ -1,23 +1,28 @@
 """Where does a T-Maze run spend its steps: walking the corridor, turning, or the cue? (issue 21)
 
 Trains one run of ``scripts/tmaze100_heldout.py``'s corridor-100 lstm cell (a variant,
-a held-out seed; no stop rule, the whole cap) and, at ``--points`` evenly spaced
-points, plays 256 fresh episodes with the policy as it samples in training and 256 as
-it acts in evaluation (the most likely action), printing one JSON line per point:
+a held-out seed; no stop rule, the whole cap), or with ``--active KIND`` the memory
+suite's active T-Maze cell of that kind, and at ``--points`` evenly spaced points plays
+256 fresh episodes with the policy as it samples in training and 256 as it acts in
+evaluation (the most likely action), printing one JSON line per point (:func:`phases`):
 
-- ``walk``: the median step at which an episode first does something other than
-  "right" in the corridor (``L`` when it walks all the way on schedule);
-- ``on_time``: the fraction that reach the junction on schedule (only those can score:
-  the passive maze has no spare step);
-- ``turn``: of those, the fraction that turn (up or down) at the junction;
-- ``cue``: of those, the fraction that turn towards the cue (``return`` = ``on_time``
+- ``walk``: the median step at which an episode first leaves the optimal walk ("right"
+  all along; in the active maze "left" to the oracle first);
+- ``looked``: the fraction that saw the cue (always 1 in the passive maze);
+- ``on_time``: the fraction at the junction or in an arm for the last step (in the
+  passive maze, which has no spare step, those that walked on schedule);
+- ``turn``: of those, the fraction that end in an arm;
+- ``cue``: of those, the fraction that end in the goal arm (``return`` = ``on_time``
   times ``cue``).
 
     python scripts/tmaze_phases.py --variant base --seed 6
+    python scripts/tmaze_phases.py --active lstm --seed 5
 
-Measured (README, "Corridor 100: the walk, not the cue"): in the suite's recipe the
-sampled walk lengthens by about 20 steps every 250k env steps, and once it reaches the
-junction the turn and then the cue follow within about 0.5M steps.
+Measured (README, "Corridor 100: the walk, not the cue" and "The active T-Maze"): in
+the corridor-100 recipe the sampled walk lengthens by about 20 steps every 250k env
+steps, and once it reaches the junction the turn and then the cue follow within about
+0.5M steps. In the active maze the sampled policy stops stepping back to the cue
+within 50k steps and does not do it again.
 """
 
 from __future__ import annotations
@@ -39,35 +44,48 @@ from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import build_agent
 from pomdp_bench.memory import rnn
 
-RIGHT, UP, DOWN = 0, 1, 3
+RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
 EPISODES = 256
 
 
-def phases(model: Any, corridor: int, deterministic: bool, seed: int) -> dict[str, float]:
-    """The walk, on-time, turn and cue fractions of ``EPISODES`` fresh episodes."""
-    env = TMazeVectorEnv(num_envs=EPISODES, corridor_length=corridor)
+def phases(
+    model: Any, corridor: int, deterministic: bool, seed: int, active: bool = False
+) -> dict[str, float]:
+    """What ``EPISODES`` fresh episodes of ``model`` do, from the observations alone.
+
+    ``walk``: the median step at which an episode first leaves the optimal walk
+    ("right" all along; in the active maze "left" to the oracle first), its length when
+    it never does. ``looked``: the fraction that saw the cue (always 1 in the passive
+    maze). ``on_time``: the fraction at the junction or in an arm (observation
+    ``[1, *]``) for the last step; in the passive maze, those that walked on schedule.
+    ``turn`` and ``cue``: of those, the fractions that end in an arm, and in the goal
+    arm (reward 1). ``return``: the final step's mean reward.
+    """
+    env = TMazeVectorEnv(num_envs=EPISODES, corridor_length=corridor, active=active)
+    optimal = [LEFT] * active + [RIGHT] * (corridor + active)  # the walk to the junction
     obs, _ = env.reset(seed=seed)
-    cue = obs[:, 1].copy()  # [B] +1 goal up, -1 goal down (passive: seen at step 0)
+    looked = obs[:, 1] != 0  # [B] the oracle's cue is in sight (passive: at step 0)
     state, start = None, np.ones(EPISODES, dtype=bool)
-    first_wrong = np.full(EPISODES, corridor)  # [B] first corridor step not "right"
-    for t in range(corridor + 1):
+    left_walk = np.full(EPISODES, len(optimal))  # [B] first step off the optimal walk
+    for t in range(len(optimal) + 1):  # the episode: the walk, then the turn
+        if t == len(optimal):
+            arrived = obs[:, 0] == 1  # [B] at the junction or in an arm for the last step
         action, state = model.predict(obs, state, start, deterministic=deterministic)
-        if t < corridor:
-            first_wrong = np.where((action != RIGHT) & (first_wrong == corridor), t, first_wrong)
-        else:
-            turn = action.copy()  # [B] the action at the junction step
+        if t < len(optimal):
+            off = (action != optimal[t]) & (left_walk == len(optimal))
+            left_walk = np.where(off, t, left_walk)
         start = np.zeros(EPISODES, dtype=bool)
-        obs, reward, *_ = env.step(action)
+        obs, reward, *_ = env.step(action)  # autoreset NEXT_STEP: the last obs is the final one
+        looked |= (obs[:, 0] == 0) & (obs[:, 1] != 0)
     env.close()
-    on_time = first_wrong == corridor
-    turned = on_time & np.isin(turn, [UP, DOWN])
-    towards = on_time & (((turn == UP) & (cue > 0)) | ((turn == DOWN) & (cue < 0)))
-    reached = max(int(on_time.sum()), 1)
+    in_arm = arrived & (obs[:, 0] == 1) & (obs[:, 1] != 0)
+    reached = max(int(arrived.sum()), 1)
     return {
-        "walk": float(np.median(first_wrong)),
-        "on_time": float(on_time.mean()),
-        "turn": float(turned.sum() / reached),
-        "cue": float(towards.sum() / reached),
+        "walk": float(np.median(left_walk)),
+        "looked": float(looked.mean()),
+        "on_time": float(arrived.mean()),
+        "turn": float(in_arm.sum() / reached),
+        "cue": float((arrived & (reward == 1)).sum() / reached),
         "return": float(reward.mean()),
     }
 
@@ -81,28 +99,46 @@ def main() -> None:
     parser.add_argument("--corridor", type=int, default=100, help="corridor length (pieces cover it)")
     parser.add_argument("--steps", type=int, default=3_000_000, help="the cap (the schedule's length)")
     parser.add_argument("--points", type=int, default=12, help="measurements over the cap")
+    parser.add_argument(
+        "--active",
+        metavar="KIND",
+        default=None,
+        help="instead: the memory suite's active T-Maze cell of this memory kind (pieces that "
+        "cover an episode, its cap), on the held-out seed; --variant, --corridor, --steps unused",
+    )
     parser.add_argument("--out", default=None, help="JSON lines file to append to as well")
     args = parser.parse_args()
     if not 5 <= args.seed <= 14:
         parser.error("held-out seeds are 5-14 (the suite runs 0-4)")
     torch.set_num_threads(1)
-    hyperparams, bias = VARIANTS[args.variant]
-    rnn.FORGET_BIAS = bias
-    with tempfile.TemporaryDirectory() as folder:
-        specs = expand(
-            load_suite(str(suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps)))
-        )
-    spec = next(s for s in specs if s.seed == args.seed)
+    if args.active:
+        cells = [
+            s
+            for s in expand(load_suite("memory"))
+            if s.env_id == "TMazeActive-v1" and s.memory_kind == args.active and s.seed == 0
+        ]
+        if not cells:
+            parser.error(f"the memory suite has no TMazeActive-v1 cell of kind {args.active!r}")
+        spec = max(cells, key=lambda s: s.bptt_length or 0)  # pieces that cover an episode
+        spec = dataclasses.replace(spec, seed=args.seed)
+    else:
+        hyperparams, bias = VARIANTS[args.variant]
+        rnn.FORGET_BIAS = bias
+        with tempfile.TemporaryDirectory() as folder:
+            suite = suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps)
+            spec = next(s for s in expand(load_suite(str(suite))) if s.seed == args.seed)
     spec = dataclasses.replace(spec, stop=None)
-    corridor = int(spec.env_kwargs["corridor_length"])
+    corridor = int(spec.env_kwargs.get("corridor_length", 10))  # 10: the envs' default
+    active = args.active is not None
     agent = build_agent(spec)
     every, next_point, start = spec.total_timesteps // args.points, 0, time.perf_counter()
 
     def report(model: Any) -> None:
-        row = {"variant": args.variant, "seed": args.seed, "steps": int(model.num_timesteps)}
+        cell = f"active-{args.active}" if active else args.variant
+        row = {"cell": cell, "seed": args.seed, "steps": int(model.num_timesteps)}
         row["seconds"] = round(time.perf_counter() - start, 1)
         for mode, deterministic in (("sampled", False), ("greedy", True)):
-            episodes = phases(model, corridor, deterministic, seed=10_000 + row["steps"])
+            episodes = phases(model, corridor, deterministic, seed=10_000 + row["steps"], active=active)
             for key, value in episodes.items():
                 row[f"{mode}_{key}"] = round(value, 3)
         print(json.dumps(row), flush=True)

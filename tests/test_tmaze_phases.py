@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from tmaze_phases import DOWN, RIGHT, UP, phases
+from tmaze_phases import DOWN, LEFT, RIGHT, UP, phases
 
 CORRIDOR = 12
 
@@ -59,3 +59,35 @@ def test_phases_of_scripted_policies(policy: Scripted, expected: dict[str, float
     if measured["turn"] == 1.0 and "cue" not in expected:  # "always up": half the cues
         assert 0.35 < measured["cue"] < 0.65
         assert measured["return"] == pytest.approx(measured["cue"])
+
+
+class ScriptedActive:
+    """The active maze: optionally "left" to the oracle first, then "right" to the
+    junction and beyond (a wall: it waits there), then a turn at the last step: towards
+    the cue if it looked, else up."""
+
+    def __init__(self, look: bool) -> None:
+        self.look = look
+
+    def predict(self, obs, state, episode_start, deterministic=True):
+        cue, t = state if state is not None else (np.zeros(len(obs)), np.zeros(len(obs), dtype=int))
+        cue = np.where(t == 1, obs[:, 1], cue)  # the oracle's cue, seen at step 1 after "left"
+        last = t == CORRIDOR + 2
+        towards = np.where(cue < 0, DOWN, UP)
+        action = np.where(last, towards, np.where((t == 0) & self.look, LEFT, RIGHT))
+        return action, (cue, t + 1)
+
+
+def test_phases_of_the_active_maze() -> None:
+    looks = phases(ScriptedActive(look=True), CORRIDOR, deterministic=True, seed=0, active=True)
+    assert looks == {
+        "walk": CORRIDOR + 2,
+        "looked": 1.0,
+        "on_time": 1.0,
+        "turn": 1.0,
+        "cue": 1.0,
+        "return": 1.0,
+    }
+    blind = phases(ScriptedActive(look=False), CORRIDOR, deterministic=True, seed=0, active=True)
+    assert blind["walk"] == 0 and blind["looked"] == 0.0 and blind["on_time"] == 1.0 and blind["turn"] == 1.0
+    assert 0.35 < blind["cue"] < 0.65 and blind["return"] == pytest.approx(blind["cue"])
