@@ -106,6 +106,12 @@ def main() -> None:
         help="instead: the memory suite's active T-Maze cell of this memory kind (pieces that "
         "cover an episode, its cap), on the held-out seed; --variant, --corridor, --steps unused",
     )
+    parser.add_argument(
+        "--set",
+        default="{}",
+        metavar="JSON",
+        help="PPO settings laid over the cell's, e.g. '{\"ent_coef\": 0.1}'",
+    )
     parser.add_argument("--out", default=None, help="JSON lines file to append to as well")
     args = parser.parse_args()
     if not 5 <= args.seed <= 14:
@@ -127,7 +133,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             suite = suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps)
             spec = next(s for s in expand(load_suite(str(suite))) if s.seed == args.seed)
-    spec = dataclasses.replace(spec, stop=None)
+    overrides = json.loads(args.set)
+    spec = dataclasses.replace(spec, stop=None, hyperparams={**spec.hyperparams, **overrides})
     corridor = int(spec.env_kwargs.get("corridor_length", 10))  # 10: the envs' default
     active = args.active is not None
     agent = build_agent(spec)
@@ -135,7 +142,7 @@ def main() -> None:
 
     def report(model: Any) -> None:
         cell = f"active-{args.active}" if active else args.variant
-        row = {"cell": cell, "seed": args.seed, "steps": int(model.num_timesteps)}
+        row = {"cell": cell, "set": overrides, "seed": args.seed, "steps": int(model.num_timesteps)}
         row["seconds"] = round(time.perf_counter() - start, 1)
         for mode, deterministic in (("sampled", False), ("greedy", True)):
             episodes = phases(model, corridor, deterministic, seed=10_000 + row["steps"], active=active)
