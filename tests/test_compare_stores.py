@@ -1,0 +1,24 @@
+"""scripts/compare_stores.py lines up a suite's cells from two stores: a store against
+itself agrees everywhere."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from compare_stores import compare  # noqa: E402  (scripts/ is not a package)
+
+STORE = ROOT / "leaderboards" / "store"
+
+
+@pytest.mark.skipif(not (STORE / "results.sqlite").is_file(), reason="no published store")
+def test_a_store_against_itself_agrees_cell_for_cell() -> None:
+    cells = compare(str(STORE), str(STORE), "memory")
+    assert len(cells) > 0
+    assert (cells["learned_a"] == cells["learned_b"]).all()
+    assert (cells["solved_fraction_a"] == cells["solved_fraction_b"]).all()
+    assert (cells["return_mean_a"] == cells["return_mean_b"]).all()
