@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 import tempfile
 import time
@@ -135,7 +136,8 @@ def main() -> None:
             spec = next(s for s in expand(load_suite(str(suite))) if s.seed == args.seed)
     overrides = json.loads(args.set)
     spec = dataclasses.replace(spec, stop=None, hyperparams={**spec.hyperparams, **overrides})
-    corridor = int(spec.env_kwargs.get("corridor_length", 10))  # 10: the envs' default
+    default = inspect.signature(TMazeVectorEnv).parameters["corridor_length"].default
+    corridor = int(spec.env_kwargs.get("corridor_length", default))
     active = args.active is not None
     agent = build_agent(spec)
     every, next_point, start = spec.total_timesteps // args.points, 0, time.perf_counter()
