@@ -60,6 +60,13 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     # T-Maze's observations are already in [-1, 1]; running statistics scale its rare
     # junction flag (one step in 101) to the clip of 10
     "ent0.01-nonorm": ({"ent_coef": 0.01, "normalize_observations": False}, 2.0),
+    # half the copies: twice the updates in a cap, for a walk that lengthens per update
+    "ent0.01-envs32": ({"ent_coef": 0.01, "n_envs": 32}, 2.0),
+    # a wider clip: PPO's ratio clip bounds how fast "right" can grow each update
+    # twice the updates for the walk, with the band's larger bonus to keep the turn explored
+    "ent0.03-envs32": ({"n_envs": 32}, 2.0),
+    "ent0.01-clip0.3": ({"ent_coef": 0.01, "clip_range": 0.3}, 2.0),
+    "ent0.01-lrfloor": ({"ent_coef": 0.01, "learning_rate": {"linear": [2.0e-3, 5.0e-4]}}, 2.0),
 }
 
 
