@@ -66,6 +66,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     # twice the updates for the walk, with the band's larger bonus to keep the turn explored
     "ent0.03-envs32": ({"n_envs": 32}, 2.0),
     "ent0.01-clip0.3": ({"ent_coef": 0.01, "clip_range": 0.3}, 2.0),
+    # an epsilon-soft policy: the turn at the junction keeps a probability of at least
+    # 2 * eps / 4 however firmly the corridor taught "right" (runs that sit at 0 never turn)
+    "ent0.01-eps0.01": ({"ent_coef": 0.01, "epsilon_soft": 0.01}, 2.0),
+    "ent0.01-eps0.004": ({"ent_coef": 0.01, "epsilon_soft": 0.004}, 2.0),
     "ent0.01-lrfloor": ({"ent_coef": 0.01, "learning_rate": {"linear": [2.0e-3, 5.0e-4]}}, 2.0),
 }
 

@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 
 import pomdp_bench  # noqa: F401
 from pomdp_bench.agents import PPO
-from pomdp_bench.agents.networks import ActorCriticState
+from pomdp_bench.agents.networks import ActorCriticState, epsilon_soft_log_probs
 from pomdp_bench.agents.rollout_buffer import default_bptt_length
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.memory import MEMORY_KINDS
@@ -141,6 +141,53 @@ def test_obs_skip_puts_the_observation_beside_the_memory() -> None:
     assert not y2[..., :8].any() and torch.equal(y2[..., 8:], x + 1.0)
     skip.learn(64)  # and it trains
     assert skip.settings.obs_skip
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.01, 0.3])
+def test_epsilon_soft_keeps_every_action_possible(epsilon: float) -> None:
+    """The epsilon-soft head's distribution is ``(1 - e) softmax + e / n``: normalised,
+    every action at least ``e / n`` even where the logits are extreme, the same mode,
+    and at ``e = 0`` exactly the plain head."""
+    logits = torch.tensor([[40.0, -40.0, 0.0, -5.0], [0.0, 0.0, 0.0, 0.0]])
+    log_probs = epsilon_soft_log_probs(logits, epsilon)
+    probs = log_probs.exp()
+    expected = (1 - epsilon) * torch.softmax(logits, -1) + epsilon / 4
+    torch.testing.assert_close(probs, expected)
+    torch.testing.assert_close(probs.sum(-1), torch.ones(2))
+    assert (probs >= epsilon / 4 * (1 - 1e-6)).all() and torch.isfinite(log_probs).all()
+    assert torch.equal(log_probs.argmax(-1), logits.argmax(-1))
+    if epsilon == 0.0:
+        assert torch.equal(log_probs, torch.log_softmax(logits, -1))
+
+
+def test_epsilon_soft_samples_the_rare_action_and_trains() -> None:
+    """A PPO with ``epsilon_soft`` samples an action its logits rule out about
+    ``e / n`` of the time, and its entropy is the mixture's."""
+    model = PPO("TMaze-v1", "gru", n_envs=2, epsilon_soft=0.2, **SMALL)
+    head = model.policy.action_head
+    assert head.epsilon_soft == 0.2
+    with torch.no_grad():
+        head.linear.weight.zero_()
+        head.linear.bias.copy_(torch.tensor([50.0, 0.0, 0.0, 0.0]))  # "right" only, unmixed
+    logits = head(torch.zeros(20_000, head.linear.in_features))
+    actions = head.sample(logits, torch.Generator().manual_seed(0))
+    share = torch.bincount(actions, minlength=4).double() / actions.numel()
+    torch.testing.assert_close(
+        share, torch.tensor([0.85, 0.05, 0.05, 0.05], dtype=torch.float64), atol=0.01, rtol=0
+    )
+    assert head.entropy(logits[:1]).item() > 0.5  # the plain head's would be ~0
+    model.learn(2 * 16)
+    assert np.isfinite(model.history[-1]["value_loss"])
+
+
+def test_epsilon_soft_is_checked() -> None:
+    for bad in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="epsilon_soft"):
+            PPO("TMaze-v1", "gru", epsilon_soft=bad, **SMALL)
+    with pytest.raises(TypeError, match="epsilon_soft"):
+        PPO("TMaze-v1", "gru", epsilon_soft="0.1", **SMALL)
+    with pytest.raises(ValueError, match="epsilon_soft needs discrete actions"):
+        PPO("MaskedPendulum-v0", "gru", epsilon_soft=0.1, **SMALL)
 
 
 def test_minibatches_hold_whole_pieces() -> None:

@@ -145,17 +145,37 @@ class Trunk(nn.Module):
         return (torch.cat([y, encoded], dim=-1) if self.skip else y), state
 
 
+def epsilon_soft_log_probs(logits: Tensor, epsilon: float) -> Tensor:
+    """Log-probabilities ``[..., n]`` of the policy ``(1 - epsilon) * softmax(logits) + epsilon / n``.
+
+    An epsilon-soft policy (Sutton & Barto): every action keeps a probability of at
+    least ``epsilon / n``, however far the logits have moved, so an action that the
+    rest of the state space taught the policy to avoid is still tried. ``epsilon = 0``
+    is the plain ``log_softmax``, computed as before.
+    """
+    log_probs = torch.log_softmax(logits, dim=-1)
+    if epsilon == 0.0:
+        return log_probs
+    # log((1 - e) p + e / n) without leaving log space: exact for p -> 0.
+    return torch.logaddexp(
+        log_probs + math.log1p(-epsilon), log_probs.new_tensor(math.log(epsilon / logits.shape[-1]))
+    )
+
+
 class CategoricalHead(nn.Module):
     """A categorical distribution over ``n`` actions; its parameters are the
-    normalised logits ``[..., n]``."""
+    normalised logits ``[..., n]``. With ``epsilon_soft > 0`` they are those of the
+    epsilon-soft mixture (:func:`epsilon_soft_log_probs`), for sampling, log-probs
+    and entropy alike; the mode is unchanged."""
 
-    def __init__(self, latent_size: int, n: int) -> None:
+    def __init__(self, latent_size: int, n: int, epsilon_soft: float = 0.0) -> None:
         super().__init__()
         self.linear = nn.Linear(latent_size, n)
         self.n = n
+        self.epsilon_soft = epsilon_soft
 
     def forward(self, latent: Tensor) -> Tensor:
-        return torch.log_softmax(self.linear(latent), dim=-1)
+        return epsilon_soft_log_probs(self.linear(latent), self.epsilon_soft)
 
     def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
         return logits.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
@@ -179,16 +199,18 @@ class MultiCategoricalHead(nn.Module):
     Its parameters are the groups' normalised logits side by side ``[..., sum(nvec)]``;
     actions are ``[..., K]`` indices from 0."""
 
-    def __init__(self, latent_size: int, nvec: list[int]) -> None:
+    def __init__(self, latent_size: int, nvec: list[int], epsilon_soft: float = 0.0) -> None:
         super().__init__()
         self.nvec = [int(n) for n in nvec]
         self.linear = nn.Linear(latent_size, sum(self.nvec))
+        self.epsilon_soft = epsilon_soft
 
     def _groups(self, logits: Tensor) -> tuple[Tensor, ...]:
         return torch.split(logits, self.nvec, dim=-1)
 
     def forward(self, latent: Tensor) -> Tensor:
-        return torch.cat([torch.log_softmax(g, dim=-1) for g in self._groups(self.linear(latent))], dim=-1)
+        groups = self._groups(self.linear(latent))
+        return torch.cat([epsilon_soft_log_probs(g, self.epsilon_soft) for g in groups], dim=-1)
 
     def log_prob(self, logits: Tensor, actions: Tensor) -> Tensor:
         parts = [
@@ -246,14 +268,23 @@ class DiagGaussianHead(nn.Module):
         return mean
 
 
-def make_action_head(space: spaces.Space, latent_size: int, log_std_init: float = 0.0) -> nn.Module:
+def make_action_head(
+    space: spaces.Space, latent_size: int, log_std_init: float = 0.0, epsilon_soft: float = 0.0
+) -> nn.Module:
     """The action distribution head for ``space`` (``Discrete``, ``MultiDiscrete`` with a
-    1-d ``nvec``, or a 1-d ``Box``); its actions count from 0 (the agent adds ``start``)."""
+    1-d ``nvec``, or a 1-d ``Box``); its actions count from 0 (the agent adds ``start``).
+
+    Raises:
+        ValueError: ``epsilon_soft > 0`` with a ``Box`` space (it mixes in a uniform
+            distribution over discrete actions).
+    """
     check_action_space(space, "PPO")
     if isinstance(space, spaces.Discrete):
-        return CategoricalHead(latent_size, int(space.n))
+        return CategoricalHead(latent_size, int(space.n), epsilon_soft)
     if isinstance(space, spaces.MultiDiscrete):
-        return MultiCategoricalHead(latent_size, space.nvec.tolist())
+        return MultiCategoricalHead(latent_size, space.nvec.tolist(), epsilon_soft)
+    if epsilon_soft:
+        raise ValueError(f"epsilon_soft needs discrete actions, got epsilon_soft={epsilon_soft} and {space}")
     return DiagGaussianHead(latent_size, int(space.shape[0]), log_std_init)
 
 
@@ -286,6 +317,8 @@ class ActorCritic(nn.Module):
             (gains sqrt(2), 0.01 for the action head, 1 for the value head); the
             memory keeps its own initialisation, as sb3-contrib's LSTMs do.
         log_std_init: initial log standard deviation of a Gaussian policy.
+        epsilon_soft: each discrete action's probability is at least
+            ``epsilon_soft / n`` (:func:`epsilon_soft_log_probs`).
     """
 
     def __init__(
@@ -299,6 +332,7 @@ class ActorCritic(nn.Module):
         ortho_init: bool = True,
         log_std_init: float = 0.0,
         obs_skip: bool = False,
+        epsilon_soft: float = 0.0,
     ) -> None:
         super().__init__()
         self.observation_space = observation_space
@@ -311,7 +345,7 @@ class ActorCritic(nn.Module):
         )
         self.pi_net, pi_size = build_mlp(self.actor_trunk.output_size, net_arch.pi, act)
         self.vf_net, vf_size = build_mlp(self.actor_trunk.output_size, net_arch.vf, act)
-        self.action_head = make_action_head(action_space, pi_size, log_std_init)
+        self.action_head = make_action_head(action_space, pi_size, log_std_init, epsilon_soft)
         self.value_head = nn.Linear(vf_size, 1)
         self.recurrent: bool = bool(self.actor_trunk.memory.trains_through_time)
         if ortho_init:

@@ -96,6 +96,7 @@ class PPO(Agent[PPOSettings]):
                 obs_skip=s.obs_skip,
                 ortho_init=s.ortho_init,
                 log_std_init=s.log_std_init,
+                epsilon_soft=s.epsilon_soft,
             ).to(self.device)
         # One flat buffer for all parameters: zeroing, clipping and Adam are one op
         # each (see flat_parameters). eps 1e-5 as SB3's policies.

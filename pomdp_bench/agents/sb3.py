@@ -164,6 +164,8 @@ class SB3RecurrentPPO:
             raise ValueError("sb3-contrib's RecurrentPPO has no bptt_length (it cuts at episode starts)")
         if raw.obs_skip:
             raise ValueError("sb3-contrib's RecurrentPPO has no obs_skip (its heads read the LSTM only)")
+        if raw.epsilon_soft:
+            raise ValueError(f"sb3-contrib's RecurrentPPO has no epsilon_soft, got {raw.epsilon_soft}")
         self.settings = s = raw.resolve(8 if raw.n_envs is None else raw.n_envs)
         n_envs, seed = s.n_envs, s.seed
         self.env_id, self.env_kwargs, self.seed = env, dict(env_kwargs or {}), seed

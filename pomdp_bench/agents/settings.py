@@ -253,6 +253,11 @@ class PPOSettings(AgentSettings):
     """SB3's orthogonal initialisation of the MLPs and heads."""
     log_std_init: float = 0.0
     """Initial log standard deviation of ``Box`` actions."""
+    epsilon_soft: float = 0.0
+    """Discrete actions only: the policy samples from ``(1 - epsilon_soft) * pi +
+    epsilon_soft / n``, an epsilon-soft policy whose every action keeps a probability
+    of at least ``epsilon_soft / n`` (log-probs, ratios and entropy are the mixture's;
+    deterministic evaluation is unchanged). In ``[0, 1)``; 0 is plain PPO."""
     seed: int = 0
     """Seeds the networks, the env resets, the action sampling and the shuffles; the
     same seed gives the same learning curve on one CPU."""
@@ -267,6 +272,11 @@ class PPOSettings(AgentSettings):
         check_float("vf_coef", self.vf_coef, minimum=0.0)
         check_float("max_grad_norm", self.max_grad_norm, minimum=0.0, strict_minimum=True)
         check_float("log_std_init", self.log_std_init)
+        check_float("epsilon_soft", self.epsilon_soft, minimum=0.0, maximum=1.0)
+        if self.epsilon_soft == 1.0:
+            raise ValueError(
+                "epsilon_soft must be below 1 (1 is a uniform policy that cannot learn), got 1.0"
+            )
         for name in (
             "normalize_observations",
             "normalize_rewards",
