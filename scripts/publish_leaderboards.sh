@@ -15,8 +15,9 @@
 #   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
-# Cost on a 2-core machine, measured (README, "Results"): the memory suite 51.7 min on
-# 2 workers, the horizon suite 55.4 min, the parity suite 16.0 min on 1 worker.
+# Cost on a 2-core machine, measured (README, "Results"), each in one sweep from an empty
+# store: the memory suite 47.6 min on 2 workers, the horizon suite 51.9 min, the parity
+# suite 15.6 min on 1 worker.
 # horizon-long is not run by default: it is meant for a Ray cluster (111 CPU-hours at
 # most, by --dry-run); `bash scripts/publish_leaderboards.sh horizon-long` runs it here.
 # Run it in the background:

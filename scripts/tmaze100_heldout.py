@@ -10,7 +10,9 @@ to ``--out``). Runs go one after another in this process, on one torch thread.
 Measured (README, "Corridor 100: the walk, not the cue"), solved of seeds 5-9: base 2,
 const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs8 1,
 hidden64 3, ent0.003 2, ent0 4 (and 2 of 5 on the suite's seeds 0-4), shared 0, gae1 1.
-Of seeds 5-14: base 5 (2 of 5-9, 3 of 10-14), ent0.01 8, lrfloor 6.
+Of seeds 5-14: base 5 (2 of 5-9, 3 of 10-14), ent0.01 8, lrfloor 6, ent0.01-envs32 3 of 9
+(seed 9 not run; 5 of the others sat at 0), ent0.03-envs32 2 of 4 (seeds 5, 6, 10, 11),
+ent0.01-eps0.01 3 (4 sat at 0), ent0.01-eps0.004 6, ent0.01-clip0.3 0 of 1 (seed 10).
 
 The variant ``keep4`` sets the keep-gate bias of ``init: forget_bias`` to 4 instead of
 ``FORGET_BIAS`` = 2 (an untrained state then keeps sigmoid(4) = 98% a step, 16% over

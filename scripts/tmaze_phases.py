@@ -17,6 +17,7 @@ evaluation (the most likely action), printing one JSON line per point (:func:`ph
 
     python scripts/tmaze_phases.py --variant base --seed 6
     python scripts/tmaze_phases.py --active lstm --seed 5
+    python scripts/tmaze_phases.py --active lstm --bptt 6 --seed 5
 
 Measured (README, "Corridor 100: the walk, not the cue" and "The active T-Maze"): in
 the corridor-100 recipe the sampled walk lengthens by about 20 steps every 250k env
@@ -108,6 +109,13 @@ def main() -> None:
         "cover an episode, its cap), on the held-out seed; --variant, --corridor, --steps unused",
     )
     parser.add_argument(
+        "--bptt",
+        type=int,
+        default=None,
+        metavar="L",
+        help="with --active: the cell with pieces of L (default: the one whose pieces cover an episode)",
+    )
+    parser.add_argument(
         "--set",
         default="{}",
         metavar="JSON",
@@ -124,6 +132,13 @@ def main() -> None:
             for s in expand(load_suite("memory"))
             if s.env_id == "TMazeActive-v1" and s.memory_kind == args.active and s.seed == 0
         ]
+        if args.bptt is not None:
+            lengths = sorted(s.bptt_length for s in cells if s.bptt_length is not None)
+            cells = [s for s in cells if s.bptt_length == args.bptt]
+            if not cells:
+                parser.error(
+                    f"the active T-Maze cells of {args.active!r} have pieces of {lengths}, not {args.bptt}"
+                )
         if not cells:
             parser.error(f"the memory suite has no TMazeActive-v1 cell of kind {args.active!r}")
         spec = max(cells, key=lambda s: s.bptt_length or 0)  # pieces that cover an episode
