@@ -64,9 +64,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "ent0.01-nonorm": ({"ent_coef": 0.01, "normalize_observations": False}, 2.0),
     # half the copies: twice the updates in a cap, for a walk that lengthens per update
     "ent0.01-envs32": ({"ent_coef": 0.01, "n_envs": 32}, 2.0),
-    # a wider clip: PPO's ratio clip bounds how fast "right" can grow each update
     # twice the updates for the walk, with the band's larger bonus to keep the turn explored
     "ent0.03-envs32": ({"n_envs": 32}, 2.0),
+    # a wider clip: PPO's ratio clip bounds how fast "right" can grow each update
     "ent0.01-clip0.3": ({"ent_coef": 0.01, "clip_range": 0.3}, 2.0),
     # an epsilon-soft policy: the turn at the junction keeps a probability of at least
     # 2 * eps / 4 however firmly the corridor taught "right" (runs that sit at 0 never turn)
