@@ -35,7 +35,10 @@ from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import execute
 from pomdp_bench.memory import rnn
 
-# name -> (PPO hyperparameters over the suite's, keep-gate bias)
+# The previous reward times the corridor's length: a step behind schedule reads -1.
+_PREVIOUS_REWARD = {"path": "pomdp_bench.envs.wrappers:PreviousReward", "kwargs": {"scale": 100}}
+
+# name -> (PPO hyperparameters over the suite's, keep-gate bias; "wrappers": the env's)
 VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "base": ({}, 2.0),
     "const1e-3": ({"learning_rate": 1.0e-3}, 2.0),
@@ -73,6 +76,26 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "ent0.01-eps0.01": ({"ent_coef": 0.01, "epsilon_soft": 0.01}, 2.0),
     "ent0.01-eps0.004": ({"ent_coef": 0.01, "epsilon_soft": 0.004}, 2.0),
     "ent0.01-lrfloor": ({"ent_coef": 0.01, "learning_rate": {"linear": [2.0e-3, 5.0e-4]}}, 2.0),
+    # running observation statistics (off in the T-Maze entry): the rare junction flag
+    # (one step in 101) and the cue (one step in 101) become about +10, the corridor's
+    # zeros about -0.1, so the junction no longer looks like the corridor to the heads
+    "ent0.01-norm": ({"ent_coef": 0.01, "normalize_observations": True}, 2.0),
+    "ent0.01-norm-envs32": ({"ent_coef": 0.01, "normalize_observations": True, "n_envs": 32}, 2.0),
+    # the previous reward beside the observation (pomdp_bench.envs.wrappers:PreviousReward,
+    # a penalty step reads -1): the critic sees whether the walk is behind schedule
+    "ent0.01-prevreward": ({"ent_coef": 0.01, "wrappers": [_PREVIOUS_REWARD]}, 2.0),
+    "prevreward": ({"wrappers": [_PREVIOUS_REWARD]}, 2.0),
+    "ent0.01-prevreward-envs32": ({"ent_coef": 0.01, "n_envs": 32, "wrappers": [_PREVIOUS_REWARD]}, 2.0),
+    # a log barrier, KL(uniform || pi): runs that sit at 0 have a junction "right" of
+    # probability 1.0000, where the entropy bonus's pull on the turns has vanished
+    "ent0.01-ukl0.001": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001}, 2.0),
+    "ent0.01-ukl0.003": ({"ent_coef": 0.01, "uniform_kl_coef": 0.003}, 2.0),
+    "ent0.01-ukl0.01": ({"ent_coef": 0.01, "uniform_kl_coef": 0.01}, 2.0),
+    "ent0.01-ukl0.003-envs32": ({"ent_coef": 0.01, "uniform_kl_coef": 0.003, "n_envs": 32}, 2.0),
+    # with the barrier, the keep gates opened further: an untrained state keeps 16% of the
+    # cue over 100 steps (runs that walk and turn but fail have an actor memory without the
+    # cue, while their critic's memory holds it)
+    "ent0.01-ukl0.001-keep4": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001}, 4.0),
 }
 
 
@@ -87,6 +110,7 @@ def suite_file(
     (``memory_hidden_size`` sets the lstm's width instead)."""
     hyperparams = dict(hyperparams)
     hidden = hyperparams.pop("memory_hidden_size", 32)
+    wrappers = hyperparams.pop("wrappers", None)
     suite = {
         "name": f"tmaze100-{name}",
         "seeds": 15,
@@ -103,6 +127,7 @@ def suite_file(
                         "env_kwargs": {"corridor_length": corridor},
                         "bptt": [corridor + 1],
                         "steps": steps,
+                        **({"wrappers": wrappers} if wrappers else {}),
                     }
                 ],
             }

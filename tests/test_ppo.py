@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -10,7 +12,12 @@ from gymnasium.vector import AutoresetMode
 
 import pomdp_bench  # noqa: F401
 from pomdp_bench.agents import PPO
-from pomdp_bench.agents.networks import ActorCriticState, epsilon_soft_log_probs
+from pomdp_bench.agents.networks import (
+    ActorCriticState,
+    MultiCategoricalHead,
+    epsilon_soft_log_probs,
+    uniform_kl,
+)
 from pomdp_bench.agents.rollout_buffer import default_bptt_length
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.memory import MEMORY_KINDS
@@ -190,6 +197,52 @@ def test_epsilon_soft_is_checked() -> None:
         PPO("MaskedPendulum-v0", "gru", epsilon_soft=0.1, **SMALL)
 
 
+def test_uniform_kl_is_a_log_barrier() -> None:
+    """``KL(U || pi)`` is 0 at the uniform policy, matches the definition, grows without
+    bound as an action's probability goes to 0, and pulls that action's logit up with a
+    gradient of about ``1/n`` where the entropy's pull has vanished."""
+    torch.testing.assert_close(uniform_kl(torch.log_softmax(torch.zeros(3, 4), -1)), torch.zeros(3))
+    logits = torch.tensor([[2.0, -1.0, 0.5, 0.0]])
+    p = torch.softmax(logits, -1)
+    expected = (0.25 * (math.log(0.25) - p.log())).sum(-1)
+    torch.testing.assert_close(uniform_kl(torch.log_softmax(logits, -1)), expected)
+    assert uniform_kl(torch.log_softmax(torch.tensor([[40.0, 0.0, 0.0, 0.0]]), -1)).item() > 25
+    saturated = torch.tensor([[15.0, 0.0, 0.0, 0.0]], requires_grad=True)
+    (g_kl,) = torch.autograd.grad(uniform_kl(torch.log_softmax(saturated, -1)).sum(), saturated)
+    log_p = torch.log_softmax(saturated, -1)
+    (g_h,) = torch.autograd.grad(-(log_p.exp() * log_p).sum(), saturated)
+    assert g_kl[0, 1].item() == pytest.approx(-0.25, abs=1e-4)  # minimising raises the rare logit
+    assert abs(g_h[0, 1].item()) < 1e-4  # the entropy's pull is gone
+    head = PPO("TMaze-v1", "gru", n_envs=2, uniform_kl_coef=0.01, **SMALL).policy.action_head
+    torch.testing.assert_close(head.uniform_kl(torch.log_softmax(logits, -1)), expected)
+    multi = MultiCategoricalHead(4, [2, 4])  # MultiDiscrete: the sum over the groups
+    params = multi(torch.randn(5, 4))
+    torch.testing.assert_close(
+        multi.uniform_kl(params), uniform_kl(params[:, :2]) + uniform_kl(params[:, 2:])
+    )
+
+
+def test_uniform_kl_coef_trains_and_is_checked() -> None:
+    """The penalty enters the loss (the logged KL is finite and positive once the policy
+    moves; a larger weight keeps the policy nearer uniform on the same data), and bad
+    weights or a Box action space are refused, naming the setting."""
+    kls = {}
+    for coef in (0.001, 1.0):
+        model = PPO("TMaze-v1", "gru", n_envs=4, uniform_kl_coef=coef, learning_rate=3e-3, **SMALL)
+        model.learn(8 * 64)
+        kls[coef] = model.history[-1]["uniform_kl"]
+        assert np.isfinite(kls[coef]) and kls[coef] >= 0
+    assert kls[1.0] < kls[0.001]
+    assert "uniform_kl" not in PPO("TMaze-v1", "gru", n_envs=2, **SMALL).learn(32).history[-1]
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(ValueError, match="uniform_kl_coef"):
+            PPO("TMaze-v1", "gru", uniform_kl_coef=bad, **SMALL)
+    with pytest.raises(TypeError, match="uniform_kl_coef"):
+        PPO("TMaze-v1", "gru", uniform_kl_coef="0.1", **SMALL)
+    with pytest.raises(ValueError, match="uniform_kl_coef needs discrete actions"):
+        PPO("MaskedPendulum-v0", "gru", uniform_kl_coef=0.1, **SMALL)
+
+
 def test_minibatches_hold_whole_pieces() -> None:
     model = _gru(bptt_length=4, num_minibatches=4)
     model.learn(4 * 16)
@@ -213,7 +266,7 @@ def test_no_gradient_crosses_a_piece_start() -> None:
     buf = model.buffer
     obs = buf.obs.clone().requires_grad_(True)
     full = buf.all_pieces()
-    log_prob, _, values = model.policy.evaluate_actions(
+    log_prob, _, values, _ = model.policy.evaluate_actions(
         buf._pieces(obs), full.actions, full.state, full.episode_starts
     )
     piece = 2 * 4 + 1  # copy 1's third piece: steps 8-11
@@ -239,7 +292,7 @@ def test_training_pieces_reproduce_the_collected_numbers(kind: str) -> None:
     full = model.buffer.all_pieces()
     assert full.episode_starts[1:].any()
     with torch.no_grad():
-        log_prob, _, values = model.policy.evaluate_actions(
+        log_prob, _, values, _ = model.policy.evaluate_actions(
             full.obs, full.actions, full.state, full.episode_starts
         )
     torch.testing.assert_close(log_prob, full.log_probs, atol=1e-5, rtol=0)

@@ -113,7 +113,9 @@ def test_evaluate_actions_matches_sb3(case: str) -> None:
     steps, n = r["starts"].shape
     state = ActorCriticState((r["h_pi"], r["c_pi"]), (r["h_vf"], r["c_vf"]))
     with torch.no_grad():
-        log_prob, entropy, values = ours.policy.evaluate_actions(r["obs"], r["actions"], state, r["starts"])
+        log_prob, entropy, values, _ = ours.policy.evaluate_actions(
+            r["obs"], r["actions"], state, r["starts"]
+        )
         sb3_states = RNNStates(
             (r["h_pi"].transpose(0, 1).contiguous(), r["c_pi"].transpose(0, 1).contiguous()),
             (r["h_vf"].transpose(0, 1).contiguous(), r["c_vf"].transpose(0, 1).contiguous()),

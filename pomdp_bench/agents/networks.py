@@ -162,6 +162,18 @@ def epsilon_soft_log_probs(logits: Tensor, epsilon: float) -> Tensor:
     )
 
 
+def uniform_kl(log_probs: Tensor) -> Tensor:
+    """``KL(U || pi) [...]`` of the uniform distribution ``U`` over ``n`` actions from a
+    policy with normalised log-probabilities ``log_probs [..., n]``.
+
+    As a penalty it is a log barrier, ``-mean_a log pi(a)`` up to a constant: its
+    gradient on an action's logit is ``pi(a) - 1/n``, which does not vanish as
+    ``pi(a) -> 0``. The entropy's, ``-pi(a) (log pi(a) + H)``, does: an entropy bonus
+    cannot bring back an action the policy has all but ruled out, this penalty does.
+    """
+    return -math.log(log_probs.shape[-1]) - log_probs.mean(-1)
+
+
 class CategoricalHead(nn.Module):
     """A categorical distribution over ``n`` actions; its parameters are the
     normalised logits ``[..., n]``. With ``epsilon_soft > 0`` they are those of the
@@ -182,6 +194,11 @@ class CategoricalHead(nn.Module):
 
     def entropy(self, logits: Tensor) -> Tensor:
         return -(logits.exp() * logits).sum(-1)
+
+    def uniform_kl(self, logits: Tensor) -> Tensor:
+        """``KL(uniform || pi) [...]`` = ``-log n - mean_a log pi(a)``: 0 at the uniform
+        policy, and unbounded as any action's probability goes to 0 (:func:`uniform_kl`)."""
+        return uniform_kl(logits)
 
     def sample(self, logits: Tensor, generator: torch.Generator | None) -> Tensor:
         # Inverse-CDF sampling: a few elementwise ops, cheaper per step than multinomial.
@@ -221,6 +238,10 @@ class MultiCategoricalHead(nn.Module):
 
     def entropy(self, logits: Tensor) -> Tensor:
         return -(logits.exp() * logits).sum(-1)  # the sum over groups of each group's entropy
+
+    def uniform_kl(self, logits: Tensor) -> Tensor:
+        """The sum over groups of each group's ``KL(uniform || pi)`` ``[...]``."""
+        return torch.stack([uniform_kl(g) for g in self._groups(logits)], dim=-1).sum(-1)
 
     def sample(self, logits: Tensor, generator: torch.Generator | None) -> Tensor:
         # Inverse-CDF sampling per group, as CategoricalHead.
@@ -441,7 +462,8 @@ class ActorCritic(nn.Module):
         actions: Tensor,
         state: ActorCriticState,
         episode_starts: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor]:
+        uniform_kl: bool = False,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
         """Score a batch of sequences for the loss.
 
         Args:
@@ -450,15 +472,17 @@ class ActorCritic(nn.Module):
                 ``[T, B, A]`` (Box).
             state: the memories before step 0 (``[B, ...]`` tensors).
             episode_starts: ``[T, B]`` bool.
+            uniform_kl: also return ``KL(uniform || pi)`` (discrete actions only).
 
         Returns:
-            ``(log_prob [T, B], entropy [T, B], value [T, B])``
+            ``(log_prob [T, B], entropy [T, B], value [T, B], uniform_kl [T, B] or None)``
         """
         x = self.preprocess(obs)
         latent_pi, latent_vf, _ = self._trunks(x, state, episode_starts)
         params = self.action_head(self.pi_net(latent_pi))
         log_prob = self.action_head.log_prob(params, actions)
-        return log_prob, self.action_head.entropy(params), self.value_from_latent(latent_vf)
+        kl = self.action_head.uniform_kl(params) if uniform_kl else None
+        return log_prob, self.action_head.entropy(params), self.value_from_latent(latent_vf), kl
 
 
 def state_to_numpy(state: MemoryState) -> tuple[np.ndarray, ...]:

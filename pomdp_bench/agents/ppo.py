@@ -80,6 +80,11 @@ class PPO(Agent[PPOSettings]):
                 f"normalize_observations needs a Box observation space, got {self.observation_space}"
             )
         check_action_space(self.action_space, "PPO")
+        if s.uniform_kl_coef and isinstance(self.action_space, spaces.Box):
+            raise ValueError(
+                f"uniform_kl_coef needs discrete actions (a KL to the uniform policy), got "
+                f"uniform_kl_coef={s.uniform_kl_coef} and {self.action_space}"
+            )
         # Discrete heads count from 0; a space starting elsewhere is shifted on the way out.
         start = getattr(self.action_space, "start", None)
         self._action_start = None if start is None or not np.any(start) else np.asarray(start, np.int64)
@@ -293,8 +298,8 @@ class PPO(Agent[PPOSettings]):
             for i, mb in enumerate(batches):
                 # Each piece starts from its stored memory; no gradient reaches
                 # back past it (the stored states are plain data).
-                log_prob, entropy, values = self.policy.evaluate_actions(
-                    mb.obs, mb.actions, mb.state, mb.episode_starts
+                log_prob, entropy, values, kl_uniform = self.policy.evaluate_actions(
+                    mb.obs, mb.actions, mb.state, mb.episode_starts, uniform_kl=bool(s.uniform_kl_coef)
                 )
                 if normalised is None or normalised[0] is not mb:
                     advantages = mb.advantages
@@ -320,6 +325,10 @@ class PPO(Agent[PPOSettings]):
                 loss = policy_loss + s.vf_coef * value_loss
                 if s.ent_coef:  # no backward pass through a bonus of weight 0
                     loss = loss + s.ent_coef * entropy_loss
+                if kl_uniform is not None:  # a log barrier that keeps every action tried
+                    uniform_kl_loss = kl_uniform.mean()
+                    loss = loss + s.uniform_kl_coef * uniform_kl_loss
+                    logs["uniform_kl"].append(uniform_kl_loss.detach())
 
                 self.flat_params.zero_grad()
                 loss.backward()

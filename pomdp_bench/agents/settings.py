@@ -258,6 +258,13 @@ class PPOSettings(AgentSettings):
     epsilon_soft / n``, an epsilon-soft policy whose every action keeps a probability
     of at least ``epsilon_soft / n`` (log-probs, ratios and entropy are the mixture's;
     deterministic evaluation is unchanged). In ``[0, 1)``; 0 is plain PPO."""
+    uniform_kl_coef: float = 0.0
+    """Discrete actions only: the weight of ``KL(uniform || pi)`` in the loss, a log
+    barrier on every action's probability (:func:`~pomdp_bench.agents.networks.uniform_kl`).
+    Unlike the entropy bonus, whose pull on an action vanishes with its probability, it
+    keeps pushing an all-but-abandoned action back up with a force of ``coef / n``; an
+    action the advantages keep rejecting settles near a probability of ``coef / n``
+    over its (normalised) disadvantage. 0 (the default) is plain PPO."""
     seed: int = 0
     """Seeds the networks, the env resets, the action sampling and the shuffles; the
     same seed gives the same learning curve on one CPU."""
@@ -273,6 +280,7 @@ class PPOSettings(AgentSettings):
         check_float("max_grad_norm", self.max_grad_norm, minimum=0.0, strict_minimum=True)
         check_float("log_std_init", self.log_std_init)
         check_float("epsilon_soft", self.epsilon_soft, minimum=0.0, maximum=1.0)
+        check_float("uniform_kl_coef", self.uniform_kl_coef, minimum=0.0)
         if self.epsilon_soft == 1.0:
             raise ValueError(
                 "epsilon_soft must be below 1 (1 is a uniform policy that cannot learn), got 1.0"

@@ -20,7 +20,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import pomdp_bench.envs  # noqa: F401  (registers the ids)
-from pomdp_bench.envs.wrappers import WrapperSpec, apply_wrappers
+from pomdp_bench.envs.wrappers import WrapperSpec, apply_wrappers, wrapper_class
 from pomdp_bench.validation import check_int
 
 
@@ -49,21 +49,26 @@ def make_vector_env(
 ) -> VectorEnv:
     """``num_envs`` copies of ``env_id`` in ``SAME_STEP`` autoreset mode.
 
-    Uses the env's natively vectorized twin when it has one and no ``wrappers`` are
-    given, else Gymnasium's ``SyncVectorEnv`` of copies each wrapped by ``wrappers``
-    (:mod:`pomdp_bench.envs.wrappers`). ``env_id`` may be ``"module:Id"``, as in
+    Uses the env's natively vectorized twin when it has one and every wrapper has a
+    vector twin (a ``vector_wrapper`` attribute, as
+    :class:`~pomdp_bench.envs.wrappers.PreviousReward` has; the twin wraps the whole
+    vector env), else Gymnasium's ``SyncVectorEnv`` of copies each wrapped by
+    ``wrappers`` (:mod:`pomdp_bench.envs.wrappers`). ``env_id`` may be ``"module:Id"``, as in
     ``gym.make``: the module is imported first (it registers the id).
     """
     env_id = import_env_module(env_id)
     spec = gym.spec(env_id)
-    if spec.vector_entry_point is not None and not wrappers:
-        return gym.make_vec(
+    if spec.vector_entry_point is not None and all(_vector_twin(w) for w in wrappers):
+        vec = gym.make_vec(
             env_id,
             num_envs=num_envs,
             vectorization_mode="vector_entry_point",
             autoreset_mode=AutoresetMode.SAME_STEP,
             **env_kwargs,
         )
+        for wrapper in wrappers:  # each one's vector twin: the same observations, copy for copy
+            vec = _vector_twin(wrapper)(vec, **wrapper["kwargs"])
+        return vec
     return gym.make_vec(
         env_id,
         num_envs=num_envs,
@@ -72,6 +77,11 @@ def make_vector_env(
         wrappers=[functools.partial(apply_wrappers, wrappers=wrappers)] if wrappers else None,
         **env_kwargs,
     )
+
+
+def _vector_twin(wrapper: WrapperSpec) -> Any:
+    """The ``VectorWrapper`` twin of a named wrapper (its ``vector_wrapper``), or None."""
+    return getattr(wrapper_class(wrapper["path"]), "vector_wrapper", None)
 
 
 def check_same_step(env: VectorEnv) -> None:

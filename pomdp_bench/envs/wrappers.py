@@ -97,3 +97,113 @@ class Seed32(gym.Wrapper):
         if seed is not None:
             seed = int(np.random.SeedSequence(int(seed)).generate_state(1, np.uint32)[0])
         return self.env.reset(seed=seed, options=options)
+
+
+class PreviousReward(gym.ObservationWrapper):
+    """The previous step's reward, times ``scale``, appended to a 1-d ``Box`` observation
+    (0 at an episode's first step), as recurrent agents commonly take it (Ni et al.
+    2022 and 2023 feed ``(o_t, a_{t-1}, r_{t-1})`` to their memories; RL^2 likewise).
+
+    It lets a critic tell from its inputs what the observations hide. On T-Maze the
+    corridor looks the same on and behind schedule, so a critic that sees observations
+    alone expects the average of the two and charges the penalties that follow one wrong
+    step to the "right" steps after it; with the reward in sight (``-1/L`` a step behind
+    schedule, 0 on it) it knows at once. It adds no memory: a memoryless policy that sees
+    it still cannot know the cue. Do not use it where the reward says what the memory
+    should (MaskedPendulum's reward depends on the hidden angular velocity).
+
+    =====================  ===============================================
+    observation            ``[*obs, scale * r_{t-1}]``, ``float32``, ``[D + 1]``
+    action, reward, ends   the wrapped env's
+    =====================  ===============================================
+
+    Args:
+        env: an env with a 1-d ``Box`` observation space.
+        scale: the factor on the reward, so that a small reward (T-Maze's ``-1/L``) reaches
+            the network at a usable size: on T-Maze, ``L`` makes a penalty step ``-1``.
+
+    In a suite: ``wrappers: [{path: "pomdp_bench.envs.wrappers:PreviousReward", kwargs: {scale: 100}}]``.
+    A native vector twin (:class:`PreviousRewardVector`) keeps an env's fast vector path.
+    """
+
+    def __init__(self, env: gym.Env, scale: float = 1.0) -> None:
+        super().__init__(env)
+        self.scale = _check_scale(scale)
+        self.observation_space = _with_reward_slot(env.observation_space)
+        self._reward = 0.0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self._reward = 0.0
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._reward = float(reward)
+        return self.observation(obs), reward, terminated, truncated, info
+
+    def observation(self, observation: Any) -> np.ndarray:
+        tail = np.array([self.scale * self._reward], dtype=np.float32)
+        return np.concatenate([np.asarray(observation, dtype=np.float32), tail])
+
+
+class PreviousRewardVector(gym.vector.VectorWrapper):
+    """:class:`PreviousReward` over a whole vector env at once, for natively vectorized
+    envs (one numpy op a step instead of a Python wrapper per copy). The same observations
+    copy for copy, in either autoreset mode: a copy's first step after an autoreset sees
+    0, and ``info["final_obs"]`` (``SAME_STEP``) carries the final step's reward."""
+
+    def __init__(self, env: gym.vector.VectorEnv, scale: float = 1.0) -> None:
+        super().__init__(env)
+        self.scale = _check_scale(scale)
+        self.single_observation_space = _with_reward_slot(env.single_observation_space)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, env.num_envs)
+        self._restart = np.zeros(env.num_envs, dtype=np.bool_)  # NEXT_STEP: this step is a reset
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._restart[:] = False
+        return self._append(obs, np.zeros(self.num_envs, dtype=np.float32)), info
+
+    def step(self, actions: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(actions)
+        done = np.logical_or(terminated, truncated)
+        seen = np.where(self._restart, 0.0, reward).astype(np.float32)  # [B]
+        mode = self.env.metadata.get("autoreset_mode")
+        if mode == gym.vector.AutoresetMode.SAME_STEP:
+            if "final_obs" in info:
+                info = dict(info)
+                final = np.full(self.num_envs, None, dtype=object)
+                for i in np.flatnonzero(done):
+                    final[i] = self._append_one(info["final_obs"][i], seen[i])
+                info["final_obs"] = final
+            seen = np.where(done, 0.0, seen).astype(np.float32)  # the new episode's first step
+        else:
+            self._restart = done
+        return self._append(obs, seen), reward, terminated, truncated, info
+
+    def _append(self, obs: np.ndarray, reward: np.ndarray) -> np.ndarray:
+        tail = (self.scale * reward).astype(np.float32)[:, None]  # [B, 1]
+        return np.concatenate([np.asarray(obs, dtype=np.float32), tail], axis=1)
+
+    def _append_one(self, obs: np.ndarray, reward: float) -> np.ndarray:
+        return np.concatenate([np.asarray(obs, dtype=np.float32), [np.float32(self.scale * reward)]])
+
+
+PreviousReward.vector_wrapper = PreviousRewardVector
+
+
+def _check_scale(scale: Any) -> float:
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number, got {scale!r}")
+    if not np.isfinite(scale) or scale == 0:
+        raise ValueError(f"scale must be finite and non-zero, got {scale!r}")
+    return float(scale)
+
+
+def _with_reward_slot(space: gym.Space) -> gym.spaces.Box:
+    """``space`` (a 1-d ``Box``) with one more, unbounded ``float32`` entry."""
+    if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
+        raise TypeError(f"PreviousReward needs a 1-d Box observation space, got {space}")
+    low = np.append(space.low.astype(np.float32), -np.inf).astype(np.float32)
+    high = np.append(space.high.astype(np.float32), np.inf).astype(np.float32)
+    return gym.spaces.Box(low, high, dtype=np.float32)
