@@ -96,6 +96,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     # cue over 100 steps (runs that walk and turn but fail have an actor memory without the
     # cue, while their critic's memory holds it)
     "ent0.01-ukl0.001-keep4": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001}, 4.0),
+    # the control: the keep gates without the barrier
+    "ent0.01-keep4": ({"ent_coef": 0.01}, 4.0),
 }
 
 
