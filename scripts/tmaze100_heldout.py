@@ -14,10 +14,11 @@ Of seeds 5-14: base 5 (2 of 5-9, 3 of 10-14), ent0.01 8, lrfloor 6, ent0.01-envs
 (seed 9 not run; 5 of the others sat at 0), ent0.03-envs32 2 of 4 (seeds 5, 6, 10, 11),
 ent0.01-eps0.01 3 (4 sat at 0), ent0.01-eps0.004 6, ent0.01-clip0.3 0 of 1 (seed 10).
 
-The variant ``keep4`` sets the keep-gate bias of ``init: forget_bias`` to 4 instead of
-``FORGET_BIAS`` = 2 (an untrained state then keeps sigmoid(4) = 98% a step, 16% over
-100 steps, against 3e-6), by setting ``pomdp_bench.memory.rnn.FORGET_BIAS`` for this
-process: the bias is not a memory setting.
+The variants ``keep4*`` set the keep-gate bias of ``init: forget_bias`` to 4 instead of 2
+(the lstm's ``gate_bias``: an untrained state then keeps sigmoid(4) = 98% a step, 16%
+over 100 steps, against 3e-6). Up to commit 18d054b the bias was a process global
+(``rnn.FORGET_BIAS``), not in the cell, so runs of those variants made before it had
+other random draws than the script gives now.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import yaml
 
 from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import execute
-from pomdp_bench.memory import rnn
 
 # The previous reward times the corridor's length: a step behind schedule reads -1.
 _PREVIOUS_REWARD = {"path": "pomdp_bench.envs.wrappers:PreviousReward", "kwargs": {"scale": 100}}
@@ -98,6 +98,11 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "ent0.01-ukl0.001-keep4": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001}, 4.0),
     # the control: the keep gates without the barrier
     "ent0.01-keep4": ({"ent_coef": 0.01}, 4.0),
+    # and one memory for actor and critic: in failed runs the critic's memory held the cue
+    "ent0.01-ukl0.001-keep4-shared": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "shared_memory": True},
+        4.0,
+    ),
 }
 
 
@@ -107,6 +112,7 @@ def suite_file(
     folder: Path,
     corridor: int = 100,
     steps: int = 3_000_000,
+    gate_bias: float = 2.0,
 ) -> Path:
     """The horizon suite's T-Maze lstm cell (by default corridor 100, a 3M cap) with ``hyperparams`` on top, 15 seeds
     (``memory_hidden_size`` sets the lstm's width instead)."""
@@ -121,7 +127,14 @@ def suite_file(
         "groups": [
             {
                 "agent": "ppo",
-                "memory": [{"kind": "lstm", "hidden_size": hidden, "init": "forget_bias"}],
+                "memory": [
+                    {
+                        "kind": "lstm",
+                        "hidden_size": hidden,
+                        "init": "forget_bias",
+                        **({"gate_bias": gate_bias} if gate_bias != 2.0 else {}),
+                    }
+                ],
                 "hyperparams": {"obs_skip": True, **hyperparams},
                 "envs": [
                     {
@@ -153,8 +166,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for name in args.variants:
             hyperparams, bias = VARIANTS[name]
-            rnn.FORGET_BIAS = bias
-            for spec in expand(load_suite(str(suite_file(name, hyperparams, Path(folder))))):
+            suite = suite_file(name, hyperparams, Path(folder), gate_bias=bias)
+            for spec in expand(load_suite(str(suite))):
                 if spec.seed not in args.seeds:
                     continue
                 start = time.perf_counter()

@@ -44,7 +44,6 @@ from tmaze100_heldout import VARIANTS, suite_file
 from pomdp_bench.envs.tmaze import TMazeVectorEnv
 from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import build_agent
-from pomdp_bench.memory import rnn
 
 RIGHT, UP, LEFT, DOWN = 0, 1, 2, 3
 EPISODES = 256
@@ -145,9 +144,8 @@ def main() -> None:
         spec = dataclasses.replace(spec, seed=args.seed)
     else:
         hyperparams, bias = VARIANTS[args.variant]
-        rnn.FORGET_BIAS = bias
         with tempfile.TemporaryDirectory() as folder:
-            suite = suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps)
+            suite = suite_file(args.variant, hyperparams, Path(folder), args.corridor, args.steps, bias)
             spec = next(s for s in expand(load_suite(str(suite))) if s.seed == args.seed)
     overrides = json.loads(args.set)
     spec = dataclasses.replace(spec, stop=None, hyperparams={**spec.hyperparams, **overrides})

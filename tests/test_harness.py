@@ -160,6 +160,20 @@ def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_
             published.replace_suite("nope", source)
 
 
+def test_unlink_stale_drops_the_runs_of_changed_cells(tmp_path: Path) -> None:
+    specs = expand(load_suite(str(tiny_suite(tmp_path))))
+    old, kept = specs[0], specs[1]
+    with ResultStore(tmp_path / "store") as store:
+        for spec in (old, kept):
+            store.write(spec, RunResult(status="ok", final_return=0.0, curve=[(8, 0.0)]))
+        store.link("tiny", [old, kept])
+        store.link("other", [old])
+        assert store.unlink_stale("tiny", [kept.key()]) == [old.key()]
+        assert [r["key"] for r in store.rows("tiny")] == [kept.key()]
+        assert [r["key"] for r in store.rows("other")] == [old.key()]  # other suites keep it
+        assert store.unlink_stale("tiny", [kept.key()]) == []
+
+
 def test_spec_key_is_stable_and_complete() -> None:
     spec = expand(load_suite("smoke"))[0]
     assert spec.key() == RunSpec.from_dict(json.loads(json.dumps(spec.to_dict()))).key()

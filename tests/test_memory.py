@@ -106,6 +106,8 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "s5", "timescales": [50, 10]}, r"timescales\[1\] must be >= 50.0"),
         ({"kind": "lru", "timescales": [2, 10, 100]}, r"a pair \(shortest, longest\), got 3 values"),
         ({"kind": "transformer", "gate_bias": 0.0}, "applies only to kind='gtrxl'"),
+        ({"kind": "lstm", "init": "chrono", "timescale": 10, "gate_bias": 4.0}, "init='forget_bias'"),
+        ({"kind": "gru", "gate_bias": 4.0}, "init='forget_bias'"),
     ],
 )
 def test_config_refuses_bad_values_naming_what_is_valid(value, match):
@@ -622,6 +624,15 @@ def test_timescales_and_gate_bias_set_the_initial_decays_and_gates():
         )
         for block in gtrxl.blocks:
             assert (block.attn_gate.bias == bias).all() and (block.mlp_gate.bias == bias).all()
+    # gru and lstm with init="forget_bias": the keep gate's bias (LSTM: f of i, f, g, o;
+    # GRU: z of r, z, n), every other bias zero; the default 2 drops out of to_dict.
+    for kind in ("gru", "lstm"):
+        for bias in (2.0, 4.0):
+            cfg = MemoryConfig(kind, hidden_size=8, init="forget_bias", gate_bias=bias)
+            rnn = build_memory(cfg, input_size=D).rnn
+            assert (rnn.bias_ih_l0[8:16] == bias).all() and not rnn.bias_ih_l0[:8].any()
+            assert not rnn.bias_ih_l0[16:].any() and not rnn.bias_hh_l0.any()
+            assert ("gate_bias" in cfg.to_dict()) == (bias != 2.0)
 
 
 # ----------------------------------------------------------------------------- memory proof

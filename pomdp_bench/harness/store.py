@@ -189,6 +189,22 @@ class ResultStore:
             out += self._conn.execute(query.format(",".join("?" * len(chunk))), chunk).fetchall()
         return out
 
+    def unlink_stale(self, suite: str, keys: Iterable[str]) -> list[str]:
+        """Unlink from ``suite`` every run whose key is not in ``keys`` (the keys of the
+        suite as it now expands); returns the unlinked keys.
+
+        For a cell whose settings changed: its old runs stop being part of the suite's
+        tables. They stay stored (another suite may link them; git keeps the rest).
+        """
+        keep = set(keys)
+        linked = [r[0] for r in self._conn.execute("SELECT key FROM suite_runs WHERE suite = ?", (suite,))]
+        stale = sorted(k for k in linked if k not in keep)
+        with self._conn:
+            self._conn.executemany(
+                "DELETE FROM suite_runs WHERE suite = ? AND key = ?", [(suite, k) for k in stale]
+            )
+        return stale
+
     def replace_suite(self, suite: str, source: ResultStore) -> int:
         """Make ``suite`` here exactly what it is in ``source``: its runs, curves, sweeps
         and links, in one transaction; returns the number of runs copied.

@@ -110,8 +110,8 @@ class MemoryConfig:
         init: None for torch's defaults; "orthogonal" (gru, lstm): weights orthogonal,
             biases zero; "forget_bias" (gru, lstm): torch's weights, biases zero except
             the gate that keeps the state (LSTM's forget gate, GRU's update gate) at
-            ``FORGET_BIAS`` = 2, so an untrained state keeps sigmoid(2) = 88% a step
-            instead of half, and a gradient reaches a cue 20 steps back; "chrono"
+            ``gate_bias`` (default 2), so an untrained state keeps sigmoid(2) = 88% a
+            step instead of half, and a gradient reaches a cue 20 steps back; "chrono"
             (gru, lstm): Tallec & Ollivier's chrono initialisation (ICLR 2018) for
             ``timescale`` steps: biases zero except the keep gate's, drawn per unit as
             ``log(U(1, timescale - 1))`` (LSTM: the input gate's is its negative), so
@@ -143,9 +143,11 @@ class MemoryConfig:
             linear_attention τ 4 to 1024. Short spans (2 steps) let a layer take a
             difference of consecutive inputs, as a velocity needs (see
             ``scripts/ppo_masked_cartpole.py``).
-        gate_bias: gtrxl only: the update gates' initial bias ``b_g``; each gate starts
+        gate_bias: gtrxl: the update gates' initial bias ``b_g``; each gate starts
             letting through about ``sigmoid(-gate_bias)`` of its sublayer (2, the
-            paper's value: 12%; 0: half).
+            paper's value: 12%; 0: half). gru and lstm with ``init="forget_bias"``: the
+            keep gate's initial bias (2: 88% kept a step, 8% over 20 steps; 4: 98%, 16%
+            over 100 steps). Any other kind or init keeps the default, 2.
 
     Raises:
         TypeError: a setting has the wrong type.
@@ -242,8 +244,12 @@ class MemoryConfig:
             long = check_float("timescales[1]", self.timescales[1], minimum=short)
             object.__setattr__(self, "timescales", (short, long))  # a YAML list becomes a tuple
         object.__setattr__(self, "gate_bias", check_float("gate_bias", self.gate_bias))
-        if self.kind != "gtrxl" and self.gate_bias != _ADDED_SETTINGS["gate_bias"]:
-            raise ValueError(f"gate_bias={self.gate_bias!r} applies only to kind='gtrxl', not {self.kind!r}")
+        keeps_gate = self.kind in ("gru", "lstm") and self.init == "forget_bias"
+        if self.kind != "gtrxl" and not keeps_gate and self.gate_bias != _ADDED_SETTINGS["gate_bias"]:
+            raise ValueError(
+                f"gate_bias={self.gate_bias!r} applies only to kind='gtrxl' and to gru and lstm "
+                f"with init='forget_bias', not kind={self.kind!r} with init={self.init!r}"
+            )
         if self.kind in _ATTENTION_KINDS and self.hidden_size % self.num_heads:
             divisors = [h for h in range(1, self.hidden_size + 1) if self.hidden_size % h == 0]
             raise ValueError(

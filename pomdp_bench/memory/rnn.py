@@ -24,8 +24,6 @@ from pomdp_bench.memory.config import MemoryConfig
 from pomdp_bench.memory.rnn_fused import FusedResets, stack_layers
 
 _WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-# init="forget_bias": the bias of the gate that keeps the state (see MemoryConfig).
-FORGET_BIAS = 2.0
 
 
 class RecurrentMemory(Memory):
@@ -63,7 +61,7 @@ class RecurrentMemory(Memory):
         """Zero the biases, then bias open the gate that keeps the state: the second gate
         of both (LSTM: i, f, g, o; GRU: r, z, n with h' = (1 - z) n + z h).
 
-        forget_bias: 2 everywhere, so a cue survives 20 steps at 0.88^20 = 8%, not 1e-6.
+        forget_bias: ``gate_bias`` (2) everywhere, so a cue survives 20 steps at 0.88^20 = 8%, not 1e-6.
         chrono: log(u), u ~ U(1, T - 1) per unit, which keeps u / (1 + u) of the state a
         step, so the untrained spans u are spread over 1..T (LSTM: input gate the negative).
         """
@@ -76,7 +74,7 @@ class RecurrentMemory(Memory):
                 if not name.startswith("bias_ih"):
                     continue
                 if config.init == "forget_bias":
-                    param[size : 2 * size] = FORGET_BIAS
+                    param[size : 2 * size] = config.gate_bias
                 else:
                     keep = torch.log(torch.empty(size).uniform_(1.0, config.timescale - 1.0))
                     param[size : 2 * size] = keep
