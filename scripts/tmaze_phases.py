@@ -13,13 +13,16 @@ evaluation (the most likely action), printing one JSON line per point (:func:`ph
   passive maze, which has no spare step, those that walked on schedule);
 - ``turn``: of those, the fraction that end in an arm;
 - ``cue``: of those, the fraction that end in the goal arm (``return`` = ``on_time``
-  times ``cue``).
+  times ``cue``);
+- in the passive maze, the policy and critic at the junction per cue (:func:`junction`):
+  the turn probabilities and the critic's values, which tell a run that will never turn
+  (``right_p`` 1.0000) from one whose actor lacks the cue that its critic holds.
 
     python scripts/tmaze_phases.py --variant base --seed 6
     python scripts/tmaze_phases.py --active lstm --seed 5
     python scripts/tmaze_phases.py --active lstm --bptt 6 --seed 5
 
-Measured (README, "Corridor 100: the walk, not the cue" and "The active T-Maze"): in
+Measured (README, "Corridor 100: the walk, the junction and the cue" and "The active T-Maze"): in
 the corridor-100 recipe the sampled walk lengthens by about 20 steps every 250k env
 steps, and once it reaches the junction the turn and then the cue follow within about
 0.5M steps. In the active maze the sampled policy stops stepping back to the cue
@@ -88,6 +91,47 @@ def phases(
         "turn": float(in_arm.sum() / reached),
         "cue": float((arrived & (reward == 1)).sum() / reached),
         "return": float(reward.mean()),
+    }
+
+
+def junction(model: Any, corridor: int) -> dict[str, Any]:
+    """The passive maze's policy and critic along the optimal walk, per cue (no sampling).
+
+    Feeds a PPO's networks the observations of an episode that walks on schedule (the cue
+    at step 0, the corridor, the junction at step ``corridor``), for each cue, and reads
+    off: ``walk_p``, the probability that the policy as it samples walks the whole
+    corridor on schedule (the product of its "right" probabilities; the mean over cues);
+    ``up_p`` and ``down_p`` ``[cue up, cue down]``, the probabilities of turning up and
+    down at the junction, and ``right_p``, of "right" there (into the wall: no turn);
+    ``junction_value`` ``[cue up, cue down]``, the critic's value at the junction. In runs
+    that sit at a return of 0, ``right_p`` is 1.0000 for one cue or both; in runs that
+    turn without the cue the critic's values still tell the cues apart (1 and 0) while
+    the turn probabilities do not. The memory does not read actions, so one pass per
+    action gives that action's probability at every step.
+    """
+    steps = corridor + 1
+    obs = np.zeros((steps, 2, 2), dtype=np.float32)  # [T, cue, D]
+    obs[0, :, 1] = [1.0, -1.0]  # the cue: goal up, goal down
+    obs[corridor, :, 0] = 1.0  # the junction
+    obs = model.normalizer.obs(obs)
+    policy = model.policy
+    starts = torch.zeros(steps, 2, dtype=torch.bool)
+    starts[0] = True
+    probs = []
+    with torch.no_grad():
+        for action in (RIGHT, UP, LEFT, DOWN):
+            log_prob, _, values, _ = policy.evaluate_actions(
+                torch.as_tensor(obs), torch.full((steps, 2), action), policy.initial_state(2), starts
+            )
+            probs.append(log_prob.exp())
+    right, up, _, down = probs  # each [T, cue]
+    walk = right[:corridor].log().sum(0).exp()  # [cue]
+    return {
+        "walk_p": round(float(walk.mean()), 3),
+        "right_p": [round(float(p), 4) for p in right[corridor]],
+        "up_p": [round(float(p), 4) for p in up[corridor]],
+        "down_p": [round(float(p), 4) for p in down[corridor]],
+        "junction_value": [round(float(v), 3) for v in values[corridor]],
     }
 
 
@@ -163,6 +207,8 @@ def main() -> None:
             episodes = phases(model, corridor, deterministic, seed=10_000 + row["steps"], active=active)
             for key, value in episodes.items():
                 row[f"{mode}_{key}"] = round(value, 3)
+        if not active:
+            row.update(junction(model, corridor))
         print(json.dumps(row), flush=True)
         if args.out:
             with open(args.out, "a") as out:

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from tmaze_phases import DOWN, LEFT, RIGHT, UP, phases
+from tmaze_phases import DOWN, LEFT, RIGHT, UP, junction, phases
+
+from pomdp_bench.agents import PPO
 
 CORRIDOR = 12
 
@@ -91,3 +94,25 @@ def test_phases_of_the_active_maze() -> None:
     blind = phases(ScriptedActive(look=False), CORRIDOR, deterministic=True, seed=0, active=True)
     assert blind["walk"] == 0 and blind["looked"] == 0.0 and blind["on_time"] == 1.0 and blind["turn"] == 1.0
     assert 0.35 < blind["cue"] < 0.65 and blind["return"] == pytest.approx(blind["cue"])
+
+
+def test_junction_reads_the_policy_and_critic_per_cue() -> None:
+    """On a PPO whose action head is set by hand: "right" with probability ~1 everywhere
+    gives a walk probability of 1 and a junction that never turns; a uniform head gives
+    each action 1/4 and a walk of 0.25^corridor."""
+    model = PPO(
+        "TMaze-v1", "lstm", env_kwargs={"corridor_length": CORRIDOR}, n_envs=2, n_steps=8, obs_skip=True
+    )
+    head = model.policy.action_head.linear
+    with torch.no_grad():
+        head.weight.zero_()
+        head.bias.copy_(torch.tensor([30.0, 0.0, 0.0, 0.0]))
+    probe = junction(model, CORRIDOR)
+    assert probe["walk_p"] == pytest.approx(1.0) and probe["right_p"] == [1.0, 1.0]
+    assert probe["up_p"] == [0.0, 0.0] and probe["down_p"] == [0.0, 0.0]
+    assert len(probe["junction_value"]) == 2
+    with torch.no_grad():
+        head.bias.zero_()
+    probe = junction(model, CORRIDOR)
+    assert probe["up_p"] == [0.25, 0.25] and probe["right_p"] == [0.25, 0.25]
+    assert probe["walk_p"] == pytest.approx(0.25**CORRIDOR, abs=1e-3)
