@@ -12,13 +12,18 @@ const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs
 hidden64 3, ent0.003 2, ent0 4 (and 2 of 5 on the suite's seeds 0-4), shared 0, gae1 1.
 Of seeds 5-14: base 5 (2 of 5-9, 3 of 10-14), ent0.01 8, lrfloor 6, ent0.01-envs32 3 of 9
 (seed 9 not run; 5 of the others sat at 0), ent0.03-envs32 2 of 4 (seeds 5, 6, 10, 11),
-ent0.01-eps0.01 3 (4 sat at 0), ent0.01-eps0.004 6, ent0.01-clip0.3 0 of 1 (seed 10).
+ent0.01-eps0.01 3 (4 sat at 0), ent0.01-eps0.004 6, ent0.01-clip0.3 0 of 1 (seed 10),
+ent0.01-ukl0.001 8, ent0.01-ukl0.001-keep4 8 (the suite's recipe from commit 265de7d),
+ent0.01-ukl0.001-keep4-shared 8, ent0.01-keep4 4 of 6 (seeds 5-10). Of seeds 5-9:
+ent0.01-ukl0.003 3, ent0.01-norm 2, ent0.01-norm-envs32 1 of 3, ent0.01-prevreward 1
+of 4, ent0.01-prevreward-envs32 0 of 3 (stopped early where fewer). ``ent0.01-nonorm``
+is ent0.01 with other random draws (the T-Maze entry never normalised observations).
 
 The variants ``keep4*`` set the keep-gate bias of ``init: forget_bias`` to 4 instead of 2
 (the lstm's ``gate_bias``: an untrained state then keeps sigmoid(4) = 98% a step, 16%
 over 100 steps, against 3e-6). Up to commit 18d054b the bias was a process global
-(``rnn.FORGET_BIAS``), not in the cell, so runs of those variants made before it had
-other random draws than the script gives now.
+(``rnn.FORGET_BIAS``), not in the cell, so runs of those variants made with it (all
+but ent0.01-ukl0.001-keep4-shared) had other random draws than the script gives now.
 """
 
 from __future__ import annotations
@@ -62,8 +67,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     "gae1": ({"gae_lambda": 1.0}, 2.0),
     "ent0.01": ({"ent_coef": 0.01}, 2.0),
     "lrfloor": ({"learning_rate": {"linear": [2.0e-3, 5.0e-4]}}, 2.0),
-    # T-Maze's observations are already in [-1, 1]; running statistics scale its rare
-    # junction flag (one step in 101) to the clip of 10
+    # Meant to turn observation normalisation off, but the T-Maze entry never had it on:
+    # this is ent0.01 again with other random draws (the settings hash differently)
     "ent0.01-nonorm": ({"ent_coef": 0.01, "normalize_observations": False}, 2.0),
     # half the copies: twice the updates in a cap, for a walk that lengthens per update
     "ent0.01-envs32": ({"ent_coef": 0.01, "n_envs": 32}, 2.0),
