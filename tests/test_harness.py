@@ -160,6 +160,21 @@ def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_
             published.replace_suite("nope", source)
 
 
+def test_two_cells_of_one_leaderboard_row_are_refused(tmp_path: Path) -> None:
+    """Cells that differ only in settings the leaderboard does not show (here the
+    entropy bonus) would pool their runs into one row: the suite is refused, naming it."""
+    path = tmp_path / "twins.yaml"
+    path.write_text(
+        "name: twins\nseeds: 2\ngroups:\n  - agent: ppo\n    memory: [gru]\n    envs:\n"
+        "      - {id: TMaze-v1, bptt: [4], hyperparams: {ent_coef: 0.01}}\n"
+        "      - {id: TMaze-v1, bptt: [4], hyperparams: {ent_coef: 0.03}}\n"
+    )
+    with pytest.raises(ValueError, match="two cells share the leaderboard row TMaze-v1 ppo gru bptt=4"):
+        expand(load_suite(str(path)))
+    path.write_text(path.read_text().replace("bptt: [4], hyperparams: {ent_coef: 0.03}", "bptt: [8]"))
+    assert len(expand(load_suite(str(path)))) == 4
+
+
 def test_unlink_stale_drops_the_runs_of_changed_cells(tmp_path: Path) -> None:
     specs = expand(load_suite(str(tiny_suite(tmp_path))))
     old, kept = specs[0], specs[1]
