@@ -20,7 +20,7 @@ from synthetic_rows import stored_row
 
 from pomdp_bench.cards import get_card
 from pomdp_bench.harness import leaderboard, run, statistics
-from pomdp_bench.harness.report import write_reports
+from pomdp_bench.harness.report import suite_tables, write_reports
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import TIME_KINDS, available_suites, expand, load_suite
@@ -162,17 +162,23 @@ def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_
 
 def test_two_cells_of_one_leaderboard_row_are_refused(tmp_path: Path) -> None:
     """Cells that differ only in settings the leaderboard does not show (here the
-    entropy bonus) would pool their runs into one row: the suite is refused, naming it."""
+    entropy bonus) would pool their runs into one row: the tables refuse them, naming
+    the row; once the old cell is unlinked they are written."""
     path = tmp_path / "twins.yaml"
     path.write_text(
-        "name: twins\nseeds: 2\ngroups:\n  - agent: ppo\n    memory: [gru]\n    envs:\n"
-        "      - {id: TMaze-v1, bptt: [4], hyperparams: {ent_coef: 0.01}}\n"
-        "      - {id: TMaze-v1, bptt: [4], hyperparams: {ent_coef: 0.03}}\n"
+        "name: twins\nseeds: 1\ngroups:\n  - agent: ppo\n    memory: [gru]\n    envs:\n"
+        "      - {id: TMaze-v1, bptt: [11], steps: 64, hyperparams: {ent_coef: 0.01}}\n"
+        "      - {id: TMaze-v1, bptt: [11], steps: 64, hyperparams: {ent_coef: 0.03}}\n"
     )
-    with pytest.raises(ValueError, match="two cells share the leaderboard row TMaze-v1 ppo gru bptt=4"):
-        expand(load_suite(str(path)))
-    path.write_text(path.read_text().replace("bptt: [4], hyperparams: {ent_coef: 0.03}", "bptt: [8]"))
-    assert len(expand(load_suite(str(path)))) == 4
+    old, new = expand(load_suite(str(path)))
+    with ResultStore(tmp_path / "store") as store:
+        for spec in (old, new):
+            store.write(spec, RunResult(status="ok", final_return=0.5, curve=[(64, 0.5)]))
+        store.link("twins", [old, new])
+        with pytest.raises(ValueError, match=r"TMaze-v1 .* ppo gru bptt=11 seed=0"):
+            suite_tables(store, "twins")
+        store.unlink_stale("twins", [new.key()])
+        assert len(suite_tables(store, "twins").cells) == 1
 
 
 def test_unlink_stale_drops_the_runs_of_changed_cells(tmp_path: Path) -> None:

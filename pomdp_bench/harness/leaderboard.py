@@ -326,6 +326,29 @@ def pieces(bptt_length: Any, horizon: int) -> str:
     return "long" if int(bptt_length) >= horizon + 1 else "short"
 
 
+def check_one_cell_per_row(runs: pd.DataFrame) -> None:
+    """Refuse runs of two cells that share a row (:data:`CELL_KEYS`): cells that differ
+    only in settings a row does not show (hyperparams, memory config, budget, card).
+    Their runs would be pooled as one cell's seeds, and the row's seed count would mark
+    every other cell unfinished. Seen as one seed run twice in a row.
+
+    Raises:
+        ValueError: naming the row; a changed cell's old runs are unlinked from the
+            suite with :meth:`~pomdp_bench.harness.store.ResultStore.unlink_stale`.
+    """
+    per_seed = runs.groupby([*CELL_KEYS, "seed"], dropna=False)["run_key"].nunique()
+    twice = per_seed[per_seed > 1]
+    if not twice.empty:
+        env_id, env_kwargs, agent, memory, bptt, seed = twice.index[0]
+        raise ValueError(
+            f"{len(twice)} seeds were run by two or more cells of one leaderboard row, e.g. "
+            f"{env_id} {env_kwargs} {agent} {memory} bptt={bptt} seed={seed}: cells that differ "
+            f"only in settings the row does not show would be pooled as one cell's seeds. Keep "
+            f"one such cell in the suite, and unlink a changed cell's old runs "
+            f"(ResultStore.unlink_stale(suite, keys of the suite as it expands))"
+        )
+
+
 def finished_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs of cells whose every seed has run, as many as the suite's fullest cell.
 
@@ -334,6 +357,7 @@ def finished_cells(runs: pd.DataFrame) -> pd.DataFrame:
     """
     if runs.empty:
         return runs
+    check_one_cell_per_row(runs)
     per_cell = runs.groupby(CELL_KEYS, dropna=False)["run_key"].transform("size")
     return runs[per_cell == per_cell.max()]
 

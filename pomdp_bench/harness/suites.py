@@ -47,7 +47,6 @@ Ray tasks need nothing else.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -374,28 +373,4 @@ def expand(
                                 card=carried,
                             )
                         )
-    _check_rows_distinct(suite.name, cells)
     return [spec for seed in sorted(cells) for spec in cells[seed]]
-
-
-def _check_rows_distinct(name: str, cells: dict[int, list[RunSpec]]) -> None:
-    """Refuse two cells that differ only in settings the leaderboard does not show:
-    its rows are (env, env kwargs, agent, memory kind, pieces), so their runs would be
-    pooled into one row as if they were seeds of one cell."""
-    seen: dict[tuple[Any, ...], RunSpec] = {}
-    for spec in cells.get(min(cells), []) if cells else []:
-        row = (
-            spec.env_id,
-            json.dumps(spec.env_kwargs, sort_keys=True),
-            spec.agent,
-            spec.memory_kind,
-            spec.bptt_length,
-        )
-        if row in seen and seen[row].key() != spec.key():
-            raise ValueError(
-                f"suite {name!r}: two cells share the leaderboard row {spec.label().rsplit(' seed=', 1)[0]} "
-                f"and differ only in their settings (hyperparams, memory config, budget or stop "
-                f"rule); their runs would be pooled as one cell's seeds. Keep one of them in this "
-                f"suite (move the other to a suite of its own)"
-            )
-        seen[row] = spec
