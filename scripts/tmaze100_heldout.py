@@ -21,7 +21,7 @@ is ent0.01 with other random draws (the T-Maze entry never normalised observatio
 
 The variants ``keep4*`` set the keep-gate bias of ``init: forget_bias`` to 4 instead of 2
 (the lstm's ``gate_bias``: an untrained state then keeps sigmoid(4) = 98% a step, 16%
-over 100 steps, against 3e-6). Up to commit 18d054b the bias was a process global
+over 100 steps, against 3e-6). Up to commit 3a50480 the bias was a process global
 (``rnn.FORGET_BIAS``), not in the cell, so runs of those variants made with it (all
 but ent0.01-ukl0.001-keep4-shared) had other random draws than the script gives now.
 """
