@@ -21,6 +21,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from pomdp_bench.validation import check_float
+
 #: One wrapper as plain data: its import path and kwargs.
 WrapperSpec = dict[str, Any]
 
@@ -193,11 +195,10 @@ PreviousReward.vector_wrapper = PreviousRewardVector
 
 
 def _check_scale(scale: Any) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a number, got {scale!r}")
-    if not np.isfinite(scale) or scale == 0:
-        raise ValueError(f"scale must be finite and non-zero, got {scale!r}")
-    return float(scale)
+    scale = check_float("scale", scale)  # a number (TypeError), finite (ValueError)
+    if scale == 0:
+        raise ValueError("scale must be non-zero (0 would hide the reward), got 0.0")
+    return scale
 
 
 def _with_reward_slot(space: gym.Space) -> gym.spaces.Box:
