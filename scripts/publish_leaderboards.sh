@@ -16,7 +16,8 @@
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
 # Cost on a 2-core machine, measured (README, "Results"), each in one sweep from an empty
-# store: the memory suite 47.6 min on 2 workers, the horizon suite 51.9 min, the parity
+# store: the memory suite 47.6 min on 2 workers, the horizon suite 61.0 min at commit
+# 743a3ab (about 57.7 min since gru's corridor-50 cell moved to horizon-long), the parity
 # suite 15.6 min on 1 worker.
 # horizon-long is not run by default: it is meant for a Ray cluster (111 CPU-hours at
 # most, by --dry-run); `bash scripts/publish_leaderboards.sh horizon-long` runs it here.

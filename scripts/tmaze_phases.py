@@ -108,6 +108,12 @@ def junction(model: Any, corridor: int) -> dict[str, Any]:
     turn without the cue the critic's values still tell the cues apart (1 and 0) while
     the turn probabilities do not. The memory does not read actions, so one pass per
     action gives that action's probability at every step.
+
+    ``turn_cue_grad`` and ``value_cue_grad`` (means over cues of absolute values): how
+    far the cue at step 0 reaches the junction through each memory, as the derivative of
+    the junction's ``log p(up) - log p(down)`` and of the critic's junction value with
+    respect to the cue's input. An actor whose memory has lost the gradient path to the
+    cue reads about 0 there, however its turn is trained.
     """
     steps = corridor + 1
     obs = np.zeros((steps, 2, 2), dtype=np.float32)  # [T, cue, D]
@@ -126,13 +132,34 @@ def junction(model: Any, corridor: int) -> dict[str, Any]:
             probs.append(log_prob.exp())
     right, up, _, down = probs  # each [T, cue]
     walk = right[:corridor].log().sum(0).exp()  # [cue]
+    turn_grad, value_grad = _cue_gradients(policy, obs, corridor, starts)
     return {
         "walk_p": round(float(walk.mean()), 3),
         "right_p": [round(float(p), 4) for p in right[corridor]],
         "up_p": [round(float(p), 4) for p in up[corridor]],
         "down_p": [round(float(p), 4) for p in down[corridor]],
         "junction_value": [round(float(v), 3) for v in values[corridor]],
+        "turn_cue_grad": float(f"{turn_grad:.3g}"),
+        "value_cue_grad": float(f"{value_grad:.3g}"),
     }
+
+
+def _cue_gradients(policy: Any, obs: np.ndarray, corridor: int, starts: torch.Tensor) -> tuple[float, float]:
+    """``|d(log p(up) - log p(down)) / d cue|`` and ``|d value / d cue|`` at the junction,
+    means over the two cues; ``obs`` ``[T, cue, D]`` (normalised), the cue at ``[0, :, 1]``."""
+    steps = obs.shape[0]
+    leaf = torch.as_tensor(obs).clone().requires_grad_(True)
+    with torch.enable_grad():
+        log_up, _, value, _ = policy.evaluate_actions(
+            leaf, torch.full((steps, 2), UP), policy.initial_state(2), starts
+        )
+        log_down, _, _, _ = policy.evaluate_actions(
+            leaf, torch.full((steps, 2), DOWN), policy.initial_state(2), starts
+        )
+        # Each cue's episode is its own column, so the sum's gradient is per column.
+        (turn,) = torch.autograd.grad((log_up - log_down)[corridor].sum(), leaf, retain_graph=True)
+        (critic,) = torch.autograd.grad(value[corridor].sum(), leaf)
+    return float(turn[0, :, 1].abs().mean()), float(critic[0, :, 1].abs().mean())
 
 
 def main() -> None:

@@ -111,8 +111,27 @@ def test_junction_reads_the_policy_and_critic_per_cue() -> None:
     assert probe["walk_p"] == pytest.approx(1.0) and probe["right_p"] == [1.0, 1.0]
     assert probe["up_p"] == [0.0, 0.0] and probe["down_p"] == [0.0, 0.0]
     assert len(probe["junction_value"]) == 2
+    # a head that ignores its input: no gradient from the turn back to the cue
+    assert probe["turn_cue_grad"] == 0.0 and probe["value_cue_grad"] >= 0.0
     with torch.no_grad():
         head.bias.zero_()
     probe = junction(model, CORRIDOR)
     assert probe["up_p"] == [0.25, 0.25] and probe["right_p"] == [0.25, 0.25]
     assert probe["walk_p"] == pytest.approx(0.25**CORRIDOR, abs=1e-3)
+
+
+def test_cue_gradients_see_the_cue_through_the_memory() -> None:
+    """An untrained lstm carries the cue to the junction, so both derivatives are
+    positive; cut the memories' input from the cue channel and both are 0."""
+    torch.manual_seed(0)
+    model = PPO(
+        "TMaze-v1", "lstm", env_kwargs={"corridor_length": CORRIDOR}, n_envs=2, n_steps=8, obs_skip=True
+    )
+    before = junction(model, CORRIDOR)
+    assert before["turn_cue_grad"] > 0.0 and before["value_cue_grad"] > 0.0
+    with torch.no_grad():
+        for name, param in model.policy.named_parameters():
+            if "weight" in name and param.dim() == 2 and param.shape[1] == 2:
+                param[:, 1] = 0.0  # every layer that reads the raw observation ignores the cue
+    after = junction(model, CORRIDOR)
+    assert after["turn_cue_grad"] == 0.0 and after["value_cue_grad"] == 0.0
