@@ -126,43 +126,33 @@ def junction(model: Any, corridor: int) -> dict[str, Any]:
     policy = model.policy
     starts = torch.zeros(steps, 2, dtype=torch.bool)
     starts[0] = True
-    probs = []
-    with torch.no_grad():
+    # One pass per action, kept differentiable in the observations for the cue gradients.
+    leaf = torch.as_tensor(obs).requires_grad_(True)
+    log_probs = []
+    with torch.enable_grad():
         for action in (RIGHT, UP, LEFT, DOWN):
             log_prob, _, values, _ = policy.evaluate_actions(
-                torch.as_tensor(obs), torch.full((steps, 2), action), policy.initial_state(2), starts
+                leaf, torch.full((steps, 2), action), policy.initial_state(2), starts
             )
-            probs.append(log_prob.exp())
-    right, up, _, down = probs  # each [T, cue]
+            log_probs.append(log_prob)
+        # Each cue's episode is its own column, so a sum's gradient is per column.
+        turn = (log_probs[UP] - log_probs[DOWN])[corridor].sum()
+        (turn_grad,) = torch.autograd.grad(turn, leaf, retain_graph=True)
+        (value_grad,) = torch.autograd.grad(values[corridor].sum(), leaf)
+    right, up, _, down = (lp.detach().exp() for lp in log_probs)  # each [T, cue]
+    values = values.detach()
     walk = right[:corridor].log().sum(0).exp()  # [cue]
-    turn_grad, value_grad = _cue_gradients(policy, obs, corridor, starts)
+    turn_cue_grad = float(turn_grad[0, :, 1].abs().mean())  # the cue's input at step 0
+    value_cue_grad = float(value_grad[0, :, 1].abs().mean())
     return {
         "walk_p": round(float(walk.mean()), 3),
         "right_p": [round(float(p), 4) for p in right[corridor]],
         "up_p": [round(float(p), 4) for p in up[corridor]],
         "down_p": [round(float(p), 4) for p in down[corridor]],
         "junction_value": [round(float(v), 3) for v in values[corridor]],
-        "turn_cue_grad": float(f"{turn_grad:.3g}"),
-        "value_cue_grad": float(f"{value_grad:.3g}"),
+        "turn_cue_grad": float(f"{turn_cue_grad:.3g}"),
+        "value_cue_grad": float(f"{value_cue_grad:.3g}"),
     }
-
-
-def _cue_gradients(policy: Any, obs: np.ndarray, corridor: int, starts: torch.Tensor) -> tuple[float, float]:
-    """``|d(log p(up) - log p(down)) / d cue|`` and ``|d value / d cue|`` at the junction,
-    means over the two cues; ``obs`` ``[T, cue, D]`` (normalised), the cue at ``[0, :, 1]``."""
-    steps = obs.shape[0]
-    leaf = torch.as_tensor(obs).clone().requires_grad_(True)
-    with torch.enable_grad():
-        log_up, _, value, _ = policy.evaluate_actions(
-            leaf, torch.full((steps, 2), UP), policy.initial_state(2), starts
-        )
-        log_down, _, _, _ = policy.evaluate_actions(
-            leaf, torch.full((steps, 2), DOWN), policy.initial_state(2), starts
-        )
-        # Each cue's episode is its own column, so the sum's gradient is per column.
-        (turn,) = torch.autograd.grad((log_up - log_down)[corridor].sum(), leaf, retain_graph=True)
-        (critic,) = torch.autograd.grad(value[corridor].sum(), leaf)
-    return float(turn[0, :, 1].abs().mean()), float(critic[0, :, 1].abs().mean())
 
 
 def main() -> None:

@@ -132,6 +132,6 @@ def test_cue_gradients_see_the_cue_through_the_memory() -> None:
     with torch.no_grad():
         for name, param in model.policy.named_parameters():
             if "weight" in name and param.dim() == 2 and param.shape[1] == 2:
-                param[:, 1] = 0.0  # every layer that reads the raw observation ignores the cue
+                param[:, 1] = 0.0  # the memories' input weights: the cue's column
     after = junction(model, CORRIDOR)
     assert after["turn_cue_grad"] == 0.0 and after["value_cue_grad"] == 0.0
