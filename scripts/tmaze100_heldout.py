@@ -114,6 +114,14 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     # the recipe with 32 copies: twice the updates for the walk, which with the bonus alone
     # solved fast (0.69M-1.01M) but left 5 of 9 runs in the junction trap the barrier removes
     "ent0.01-ukl0.001-keep4-envs32": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001, "n_envs": 32}, 4.0),
+    # the recipe with rises clipped in probability (PPOSettings.clip_rise): failed runs'
+    # turns had collapsed on one arm (the other at 5e-4), and the ratio clip lets a sample
+    # of that arm with an advantage of +1 raise it only to 6e-4 an update
+    "ent0.01-ukl0.001-keep4-rise": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "clip_rise": "probability"},
+        4.0,
+    ),
+    "ent0.01-keep4-rise": ({"ent_coef": 0.01, "clip_rise": "probability"}, 4.0),
 }
 
 

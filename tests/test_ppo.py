@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from gymnasium.vector import AutoresetMode
+from torch import Tensor
 
 import pomdp_bench  # noqa: F401
 from pomdp_bench.agents import PPO
@@ -18,6 +19,7 @@ from pomdp_bench.agents.networks import (
     epsilon_soft_log_probs,
     uniform_kl,
 )
+from pomdp_bench.agents.ppo import clip_ratio
 from pomdp_bench.agents.rollout_buffer import default_bptt_length
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.memory import MEMORY_KINDS
@@ -241,6 +243,64 @@ def test_uniform_kl_coef_trains_and_is_checked() -> None:
         PPO("TMaze-v1", "gru", uniform_kl_coef="0.1", **SMALL)
     with pytest.raises(ValueError, match="uniform_kl_coef needs discrete actions"):
         PPO("MaskedPendulum-v0", "gru", uniform_kl_coef=0.1, **SMALL)
+
+
+def test_clip_ratio_bounds_a_rise_by_ratio_or_by_probability() -> None:
+    """Falls stop at ``1 - clip_range`` in both modes; a rise stops at ``1 + clip_range``
+    under the ratio clip and at ``pi_old + clip_range`` in probability under
+    ``"probability"``, which equals the ratio clip for an action at probability 1."""
+    old = torch.tensor([1e-3, 1e-3, 1e-3, 1.0, 0.5]).log()
+    ratio = torch.tensor([50.0, 300.0, 0.5, 1.5, 1.3])
+    torch.testing.assert_close(clip_ratio(ratio, old, 0.2, "ratio"), ratio.clamp(0.8, 1.2))
+    # pi: 0.05 (free), 0.3 -> 0.201, a fall to 0.8, 1.5 -> 1.2 (= 1 + 0.2 / 1), 0.65 free (<= 0.7)
+    expected = torch.tensor([50.0, 201.0, 0.8, 1.2, 1.3])
+    torch.testing.assert_close(clip_ratio(ratio, old, 0.2, "probability"), expected)
+
+
+def test_clip_rise_lets_a_rare_good_action_come_back() -> None:
+    """PPO's loss on one state whose rare action (probability 1e-3 when collected) alone
+    did well. The gradient stops where the clipped ratio binds: at 1.2e-3 under the
+    ratio clip, at ``1e-3 + 0.2`` under ``clip_rise="probability"``. So in an update of
+    1000 Adam steps the action stays near 1.2e-3 with the ratio clip (Adam's momentum
+    carries it a little past) and comes back past 0.1 with the probability clip."""
+    actions = torch.tensor([0] * 99 + [1])
+    advantages = torch.tensor([0.0] * 99 + [10.0])  # only the rare action's sample is good
+    old_log_probs = torch.log(torch.tensor([0.999, 1e-3]))[actions]
+
+    def loss(logits: Tensor, mode: str) -> Tensor:
+        ratio = (torch.log_softmax(logits, -1)[actions] - old_log_probs).exp()
+        clipped = clip_ratio(ratio, old_log_probs, 0.2, mode)
+        return -torch.min(advantages * ratio, advantages * clipped).mean()
+
+    def logits_at(p_rare: float) -> Tensor:
+        return torch.tensor([math.log(1 - p_rare), math.log(p_rare)], requires_grad=True)
+
+    for p_rare, live in ((1.1e-3, {"ratio", "probability"}), (0.1, {"probability"}), (0.25, set())):
+        for mode in ("ratio", "probability"):
+            logits = logits_at(p_rare)
+            (grad,) = torch.autograd.grad(loss(logits, mode), logits)
+            assert (grad[1].item() < 0) == (mode in live), (p_rare, mode)  # < 0: descent raises it
+
+    rises = {}
+    for mode in ("ratio", "probability"):
+        logits = logits_at(1e-3)
+        optimizer = torch.optim.Adam([logits], lr=0.01)
+        for _ in range(1000):
+            optimizer.zero_grad()
+            loss(logits, mode).backward()
+            optimizer.step()
+        rises[mode] = torch.softmax(logits, -1)[1].item()
+    assert 1.19e-3 < rises["ratio"] < 2e-3
+    assert rises["probability"] > 0.1
+
+
+def test_clip_rise_is_checked() -> None:
+    model = PPO("TMaze-v1", "gru", n_envs=2, clip_rise="probability", **SMALL)
+    assert 0 <= model.learn(32).history[-1]["clip_fraction"] <= 1
+    with pytest.raises(ValueError, match=r"clip_rise must be one of \['ratio', 'probability'\]"):
+        PPO("TMaze-v1", "gru", clip_rise="tv", **SMALL)
+    with pytest.raises(ValueError, match="clip_rise='probability' needs discrete actions"):
+        PPO("MaskedPendulum-v0", "gru", clip_rise="probability", **SMALL)
 
 
 def test_minibatches_hold_whole_pieces() -> None:

@@ -262,3 +262,19 @@ def test_normalization_matches_vecnormalize() -> None:
         obs_t, reward_t, _, _ = theirs.step_wait()
         np.testing.assert_allclose(ours.obs(obs, update=True), obs_t, atol=1e-5)
         np.testing.assert_allclose(ours.reward(reward, done), reward_t, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"epsilon_soft": 0.01}, "no epsilon_soft"),
+        ({"uniform_kl_coef": 0.001}, "no uniform_kl_coef"),
+        ({"clip_rise": "probability"}, "clips the ratio only"),
+    ],
+)
+def test_sb3_adapter_refuses_settings_recurrentppo_lacks(setting: dict, message: str) -> None:
+    """A setting of our PPO that RecurrentPPO does not have is refused, not dropped."""
+    from pomdp_bench.agents.sb3 import SB3RecurrentPPO
+
+    with pytest.raises(ValueError, match=message):
+        SB3RecurrentPPO("TMaze-v1", n_envs=2, n_steps=8, **setting)

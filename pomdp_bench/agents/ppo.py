@@ -36,6 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from gymnasium import spaces
+from torch import Tensor
 
 from pomdp_bench.agents.base import Agent
 from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
@@ -44,6 +45,20 @@ from pomdp_bench.agents.normalization import Normalizer
 from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer
 from pomdp_bench.agents.settings import PPOSettings
 from pomdp_bench.agents.spaces import check_action_space
+
+
+def clip_ratio(ratio: Tensor, old_log_probs: Tensor, clip_range: float, clip_rise: str) -> Tensor:
+    """PPO's clipped probability ratio ``pi / pi_old`` (any shape, e.g. ``[T, B]``).
+
+    A fall is clipped at ``1 - clip_range``. A rise is clipped at ``1 + clip_range``
+    (``clip_rise="ratio"``, PPO's clip) or at ``1 + clip_range / pi_old``
+    (``"probability"``: ``pi <= pi_old + clip_range``, for discrete actions), so that an
+    action at ``pi_old = 1e-3`` may rise to ``0.2 + 1e-3`` in one update, not to ``1.2e-3``.
+    """
+    if clip_rise == "probability":
+        rise = 1 + clip_range * (-old_log_probs).exp()
+        return torch.minimum(ratio.clamp(min=1 - clip_range), rise)
+    return ratio.clamp(1 - clip_range, 1 + clip_range)
 
 
 class PPO(Agent[PPOSettings]):
@@ -84,6 +99,11 @@ class PPO(Agent[PPOSettings]):
             raise ValueError(
                 f"uniform_kl_coef needs discrete actions (a KL to the uniform policy), got "
                 f"uniform_kl_coef={s.uniform_kl_coef} and {self.action_space}"
+            )
+        if s.clip_rise != "ratio" and isinstance(self.action_space, spaces.Box):
+            raise ValueError(
+                f"clip_rise={s.clip_rise!r} needs discrete actions (it bounds a probability, "
+                f"not a density), got {self.action_space}; use clip_rise='ratio'"
             )
         # Discrete heads count from 0; a space starting elsewhere is shifted on the way out.
         start = getattr(self.action_space, "start", None)
@@ -311,9 +331,8 @@ class PPO(Agent[PPOSettings]):
                 # Clipped surrogate objective.
                 log_ratio = log_prob - mb.log_probs
                 ratio = log_ratio.exp()
-                policy_loss = -torch.min(
-                    advantages * ratio, advantages * ratio.clamp(1 - clip_range, 1 + clip_range)
-                ).mean()
+                clipped = clip_ratio(ratio, mb.log_probs, clip_range, s.clip_rise)
+                policy_loss = -torch.min(advantages * ratio, advantages * clipped).mean()
 
                 # Value loss against the TD(lambda) returns, optionally clipped
                 # around the values seen while collecting.
@@ -349,6 +368,7 @@ class PPO(Agent[PPOSettings]):
                 logs["value_loss"].append(value_loss.detach())
                 logs["entropy_loss"].append(entropy_loss.detach())
                 logs["log_ratio"].append(log_ratio.detach())
+                logs["clipped"].append((clipped != ratio).detach())
 
         self.n_updates += 1
         bad = self.flat_params.nonfinite()
@@ -359,9 +379,10 @@ class PPO(Agent[PPOSettings]):
             )
         log_ratio = torch.stack(logs.pop("log_ratio"))  # minibatches are equal-sized
         ratio = log_ratio.exp()
+        clipped = torch.stack(logs.pop("clipped"))
         stats = {k: float(torch.stack(v).mean()) for k, v in logs.items()}
         stats["approx_kl"] = float(((ratio - 1) - log_ratio).mean())  # Schulman's k3 estimator
-        stats["clip_fraction"] = float(((ratio - 1).abs() > clip_range).float().mean())
+        stats["clip_fraction"] = float(clipped.float().mean())  # samples at a bound
         stats.update(learning_rate=lr, clip_range=clip_range, update=self.n_updates)
         return stats
 

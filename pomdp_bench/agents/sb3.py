@@ -166,6 +166,13 @@ class SB3RecurrentPPO:
             raise ValueError("sb3-contrib's RecurrentPPO has no obs_skip (its heads read the LSTM only)")
         if raw.epsilon_soft:
             raise ValueError(f"sb3-contrib's RecurrentPPO has no epsilon_soft, got {raw.epsilon_soft}")
+        if raw.uniform_kl_coef:
+            raise ValueError(f"sb3-contrib's RecurrentPPO has no uniform_kl_coef, got {raw.uniform_kl_coef}")
+        if raw.clip_rise != "ratio":
+            raise ValueError(
+                f"sb3-contrib's RecurrentPPO clips the ratio only (clip_rise='ratio'), got "
+                f"clip_rise={raw.clip_rise!r}"
+            )
         self.settings = s = raw.resolve(8 if raw.n_envs is None else raw.n_envs)
         n_envs, seed = s.n_envs, s.seed
         self.env_id, self.env_kwargs, self.seed = env, dict(env_kwargs or {}), seed

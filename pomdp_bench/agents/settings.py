@@ -34,7 +34,7 @@ from pomdp_bench.agents.sac_networks import SACNetArch
 from pomdp_bench.agents.schedules import Schedule, ScheduleLike, as_schedule, schedule_to_data
 from pomdp_bench.cards import data_dir
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
-from pomdp_bench.validation import check_bool, check_float, check_int
+from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 
 S = TypeVar("S", bound="AgentSettings")
 
@@ -74,6 +74,9 @@ def tuned_hyperparameters(
 
 # Settings a horizon band may give in episodes ("4T": four episodes' steps).
 EPISODE_SETTINGS = ("n_steps", "bptt_length")
+
+# PPOSettings.clip_rise: what bounds a rise of an action's probability in one update.
+CLIP_RISES = ("ratio", "probability")
 
 
 def count_episodes(band: dict[str, Any], episode_length: int | None, env_id: str = "") -> dict[str, Any]:
@@ -265,12 +268,21 @@ class PPOSettings(AgentSettings):
     keeps pushing an all-but-abandoned action back up with a force of ``coef / n``; an
     action the advantages keep rejecting settles near a probability of ``coef / n``
     over its (normalised) disadvantage. 0 (the default) is plain PPO."""
+    clip_rise: str = "ratio"
+    """How far an action's probability may rise in one update: ``"ratio"``, by the
+    factor ``1 + clip_range`` (PPO's clip), or ``"probability"`` (discrete actions
+    only), by ``clip_range`` in probability (``pi <= pi_old + clip_range``). Falls keep
+    PPO's ratio clip either way. Under the ratio clip an action at probability 1e-3
+    that did well can reach only 1.2e-3 per update, so a near-abandoned action needs
+    dozens of lucky samples to come back; under ``"probability"`` it may rise as far as
+    a common one (never less far than under the ratio clip)."""
     seed: int = 0
     """Seeds the networks, the env resets, the action sampling and the shuffles; the
     same seed gives the same learning curve on one CPU."""
 
     def __post_init__(self) -> None:
         self._check_common()
+        check_choice("clip_rise", self.clip_rise, CLIP_RISES)
         check_int("n_steps", self.n_steps, minimum=1)
         check_int("n_epochs", self.n_epochs, minimum=1)
         check_float("gamma", self.gamma, minimum=0.0, maximum=1.0)
