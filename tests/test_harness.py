@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -509,3 +510,16 @@ def test_the_convergence_line_counts_cells_and_names_the_capped_ones() -> None:
     assert line.startswith("converged: 1 of 2 cells")
     assert "TMaze-v1 ppo lstm bptt 11 (2 of 3 at the cap, last-quarter rise +0.30)" in line
     assert convergence_line(pd.DataFrame(rows).assign(stop_reason="")) == ""
+
+
+def test_build_agent_takes_the_spec_seed_unless_given_one() -> None:
+    """A run's draws follow ``RunSpec.agent_seed``, which changes with the stop rule; a
+    probe that drops the rule passes the original seed to repeat the run's draws."""
+    spec = RunSpec(
+        "TMaze-v1", {"corridor_length": 5}, "ppo", {"kind": "gru", "hidden_size": 8}, None, 0, 64,
+        {"n_envs": 2, "n_steps": 16}, stop={"plateau_after": 0.9},
+    )  # fmt: skip
+    unstopped = dataclasses.replace(spec, stop=None)
+    assert unstopped.agent_seed() != spec.agent_seed()
+    assert build_agent(spec).settings.seed == spec.agent_seed()
+    assert build_agent(unstopped, seed=spec.agent_seed()).settings.seed == spec.agent_seed()

@@ -27,14 +27,16 @@ from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 ProgressFn = Callable[[str, int, int], None]
 
 
-def agent_settings(spec: RunSpec) -> Any:
+def agent_settings(spec: RunSpec, seed: int | None = None) -> Any:
     """The settings ``spec``'s agent is built from: the hyperparameters (from
     ``agents/<agent>.yaml`` and the suite), then the run's memory, seed and BPTT length
     (PPO's ``bptt_length``; SAC's ``sequence_length``) where the spec has one, winning
-    over the hyperparameters'."""
+    over the hyperparameters'. ``seed``: the agent's seed instead of
+    :meth:`RunSpec.agent_seed` (to repeat a run's draws under a changed spec)."""
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
-    changes: dict[str, Any] = {**spec.hyperparams, "memory": spec.memory, "seed": spec.agent_seed()}
+    seed = spec.agent_seed() if seed is None else seed
+    changes: dict[str, Any] = {**spec.hyperparams, "memory": spec.memory, "seed": seed}
     if spec.agent in ("ppo", "sb3_ppo"):
         if spec.bptt_length is not None:
             changes["bptt_length"] = spec.bptt_length
@@ -48,9 +50,10 @@ def agent_settings(spec: RunSpec) -> Any:
     raise ValueError(f"unknown agent {spec.agent!r}")
 
 
-def build_agent(spec: RunSpec) -> Any:
-    """The agent of ``spec``, constructed but not trained, on ``spec.device``."""
-    settings = agent_settings(spec)
+def build_agent(spec: RunSpec, seed: int | None = None) -> Any:
+    """The agent of ``spec``, constructed but not trained, on ``spec.device``; ``seed``
+    as in :func:`agent_settings`."""
+    settings = agent_settings(spec, seed)
     if spec.agent == "ppo":
         from pomdp_bench.agents.ppo import PPO as agent_class
     elif spec.agent == "sac":
