@@ -17,7 +17,10 @@ ent0.01-ukl0.001 8, ent0.01-ukl0.001-keep4 8 (the suite's recipe from commit 265
 ent0.01-ukl0.001-keep4-shared 8, ent0.01-keep4 4 of 6 (seeds 5-10),
 ent0.01-ukl0.001-keep4-envs32 6 (a seventh ended at its cap at 1.0; one sat at 0), and
 ent0.01-ukl0.001-keep4 with ``--steps 7000000`` 3 of 5 (seeds 5, 10-13; one sat at 0;
-stopped there). Of seeds 5-9:
+stopped there). On this session's Intel Xeon (earlier ones: the AMD EPYC), seeds 15-24:
+ent0.01-ukl0.001-keep4 9 (one sat at 0); ent0.01-ukl0.001-keep4-rise (PPO's
+``clip_rise="probability"``) 9 of 5-14 and 7 of 15-24 (an 8th ended at its cap at 1.0),
+median 1.44M steps against 1.84M; ent0.01-keep4-rise 5 of 5-14 (four sat at 0). Of seeds 5-9:
 ent0.01-ukl0.003 3, ent0.01-norm 2, ent0.01-norm-envs32 1 of 3, ent0.01-prevreward 1
 of 4, ent0.01-prevreward-envs32 0 of 3 (stopped early where fewer). ``ent0.01-nonorm``
 is ent0.01 with other random draws (the T-Maze entry never normalised observations).
