@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from tmaze100_heldout import VARIANTS, suite_file
+from tmaze100_heldout import FIRST_HELD_OUT_SEED, VARIANTS, suite_file
 
 from pomdp_bench.envs.tmaze import TMazeVectorEnv
 from pomdp_bench.harness.suites import expand, load_suite
@@ -190,8 +190,8 @@ def main() -> None:
     )
     parser.add_argument("--out", default=None, help="JSON lines file to append to as well")
     args = parser.parse_args()
-    if args.seed < 5:
-        parser.error("held-out seeds are 5 and up (the suite runs 0-4)")
+    if args.seed < FIRST_HELD_OUT_SEED:
+        parser.error(f"held-out seeds are {FIRST_HELD_OUT_SEED} and up (the suite runs 0-4)")
     torch.set_num_threads(1)
     if args.active:
         cells = [
