@@ -50,6 +50,9 @@ from pomdp_bench.harness.training import execute
 # The previous reward times the corridor's length: a step behind schedule reads -1.
 _PREVIOUS_REWARD = {"path": "pomdp_bench.envs.wrappers:PreviousReward", "kwargs": {"scale": 100}}
 
+# gru as in the horizon suite's cue-recall cell at delay 100
+_GRU_CHRONO = {"kind": "gru", "hidden_size": 32, "init": "chrono", "timescale": 100}
+
 # Seeds from here on are held out: the suite runs 0-4.
 FIRST_HELD_OUT_SEED = 5
 
@@ -132,6 +135,29 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
     # the recipe with slower updates: the turn collapses on one arm within about 0.25M
     # steps of the first on-time walks, faster than the cue's direction is learned
     "ent0.01-ukl0.001-keep4-epochs2": ({"ent_coef": 0.01, "uniform_kl_coef": 0.001, "n_epochs": 2}, 4.0),
+    # gru with chrono init at the horizon's timescale, the memory that learned cue recall at
+    # delay 100 (5 of 5), with the recipe's bonus and barrier: gru's T-Maze failures sat at
+    # a return of 0 (never turning), the trap the barrier removes. "memory" replaces the
+    # lstm's memory entry when it names a kind, else some of its keys.
+    "gru-chrono-ent0.01-ukl0.001": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "memory": _GRU_CHRONO},
+        2.0,
+    ),
+    "gru-chrono-ent0.01-ukl0.001-noskip": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "obs_skip": False, "memory": _GRU_CHRONO},
+        2.0,
+    ),
+    # a window of 101 frames: at the junction (step 100 of an on-time walk) the cue sits at
+    # one fixed place of the stack, so no gradient has to cross 100 steps
+    "framestack101": ({"memory": {"kind": "framestack", "window": 101}}, 2.0),
+    "framestack101-ent0.01-ukl0.001": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "memory": {"kind": "framestack", "window": 101}},
+        2.0,
+    ),
+    "lstm-chrono-ent0.01-ukl0.001": (
+        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "memory": {"init": "chrono", "timescale": 100}},
+        2.0,
+    ),
 }
 
 
@@ -149,6 +175,14 @@ def suite_file(
     seed does not depend on how many the suite has)."""
     hyperparams = dict(hyperparams)
     hidden = hyperparams.pop("memory_hidden_size", 32)
+    memory = {
+        "kind": "lstm",
+        "hidden_size": hidden,
+        "init": "forget_bias",
+        **({"gate_bias": gate_bias} if gate_bias != 2.0 else {}),
+    }
+    override = hyperparams.pop("memory", {})
+    memory = dict(override) if "kind" in override else {**memory, **override}
     wrappers = hyperparams.pop("wrappers", None)
     suite = {
         "name": f"tmaze100-{name}",
@@ -158,14 +192,7 @@ def suite_file(
         "groups": [
             {
                 "agent": "ppo",
-                "memory": [
-                    {
-                        "kind": "lstm",
-                        "hidden_size": hidden,
-                        "init": "forget_bias",
-                        **({"gate_bias": gate_bias} if gate_bias != 2.0 else {}),
-                    }
-                ],
+                "memory": [memory],
                 "hyperparams": {"obs_skip": True, **hyperparams},
                 "envs": [
                     {

@@ -135,6 +135,25 @@ def test_an_env_entry_can_set_its_own_evaluation_episodes(tmp_path: Path) -> Non
         load_suite(str(path))
 
 
+def test_an_env_entry_can_set_its_own_seed_count(tmp_path: Path) -> None:
+    """A cell whose verdict needs more seeds gets them without changing the others; a
+    seed's run is the same spec whatever the count (its key and agent seed hold)."""
+    path = tmp_path / "seeds.yaml"
+    path.write_text(
+        "name: seeds\nseeds: 2\ngroups:\n  - agent: ppo\n    memory: [none]\n"
+        "    envs:\n      - {id: TMaze-v0, seeds: 4}\n      - {id: CueRecall-v0}\n"
+    )
+    specs = expand(load_suite(str(path)))
+    seeds = {env: sorted(s.seed for s in specs if s.env_id == env) for env in ("TMaze-v0", "CueRecall-v0")}
+    assert seeds == {"TMaze-v0": [0, 1, 2, 3], "CueRecall-v0": [0, 1]}
+    assert [s.seed for s in specs] == [0, 0, 1, 1, 2, 3]  # seed by seed, as a sweep runs them
+    two = {s.key(): s.agent_seed() for s in expand(load_suite(str(path)), seeds=2)}
+    assert {s.key(): s.agent_seed() for s in specs if s.seed < 2} == two  # --seeds overrides the entry
+    path.write_text(path.read_text().replace("seeds: 4", "seeds: 0"))
+    with pytest.raises(ValueError, match="TMaze-v0: seeds must be >= 1, got 0"):
+        load_suite(str(path))
+
+
 def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_path: Path) -> None:
     specs = expand(load_suite(str(tiny_suite(tmp_path))))
     old, shared, fresh = specs[0], specs[1], specs[2]

@@ -21,6 +21,7 @@ A suite file looks like this (see ``suites/README.md``)::
             bptt: [4, 8, 16]            # for kinds trained through time
             budget_scale: 0.2           # this env's fraction of its card budget (default: the suite's)
             eval_episodes: 100          # this env's evaluation episodes per run (default: the suite's)
+            seeds: 20                   # this env's seeds per cell, 0 to 19 (default: the suite's)
             steps: 100000               # default: the card's budget for the agent x budget_scale
             hyperparams: {}             # overrides for this env
             memory: [...]               # replaces the group's list for this env
@@ -101,6 +102,7 @@ _ENV_KEYS = {
     "import",
     "card",
     "wrappers",
+    "seeds",
 }
 
 
@@ -161,6 +163,8 @@ def load_suite(name: str) -> Suite:
                 raise TypeError(f"{where}: card must be a mapping of card keys, got {env['card']!r}")
             if "import" in env and not isinstance(env["import"], str):
                 raise TypeError(f"{where}: import must be a module name, got {env['import']!r}")
+            if "seeds" in env:
+                check_int(f"{where}: seeds", env["seeds"], minimum=1)
             if "eval_episodes" in env:
                 check_int(
                     f"suite {name} group {i} env {env.get('id')}: eval_episodes",
@@ -294,13 +298,15 @@ def expand(
     on ``device``; ``cards``: a folder of env cards to register first (``--cards DIR``;
     the suite's own ``cards`` folder is registered too).
 
+    ``seeds`` replaces every entry's count (the suite's ``seeds``, or an env entry's
+    own, for a cell whose verdict needs more).
+
     Listed seed by seed (every cell's seed 0, then every cell's seed 1, ...), which
     is the order a sweep runs them in: an interrupted sweep holds some seeds of
     every cell, and agents compared in one suite (ours and sb3-contrib's in
     ``parity``) take turns on the machine, so a slow spell of a shared machine
     does not land on one agent only.
     """
-    n_seeds = suite.seeds if seeds is None else seeds
     suite_cards(suite, cards)
     cells: dict[int, list[RunSpec]] = {}  # seed -> that seed's run of every cell
     for group in suite.groups:
@@ -340,6 +346,7 @@ def expand(
                     + (f" ({card.memory_horizon_formula})" if card.memory_horizon_formula else "")
                     + "; leave horizon out to take the card's"
                 )
+            n_seeds = seeds if seeds is not None else int(env.get("seeds", suite.seeds))
             carried = None if is_shipped(env_id) else card_data(card)
             wrappers = check_wrappers(env.get("wrappers"))
             for mem in env.get("memory", group["memory"]):
