@@ -25,6 +25,11 @@ its cap at 1.0); ent0.01-ukl0.001-keep4-rise (PPO's ``clip_rise="probability"``)
 ent0.01-ukl0.003 3, ent0.01-norm 2, ent0.01-norm-envs32 1 of 3, ent0.01-prevreward 1
 of 4, ent0.01-prevreward-envs32 0 of 3 (stopped early where fewer). ``ent0.01-nonorm``
 is ent0.01 with other random draws (the T-Maze entry never normalised observations).
+Other memories, on the EPYC (stopped early, each worse than the recipe's rate could
+explain by chance): gru-chrono-ent0.01-ukl0.001 0 of 2 (seeds 5, 6: 0.52, 0.55, turning
+without the cue), the same without obs_skip 0 of 2 (0.53, 0.46); framestack101 0 of 3
+(seeds 5-7: -0.48, -0.04, -0.02, walking late or never turning) and
+framestack101-ent0.01-ukl0.001 0 of 3 (-0.06, -0.08, 0.59).
 
 The variants ``keep4*`` set the keep-gate bias of ``init: forget_bias`` to 4 instead of 2
 (the lstm's ``gate_bias``: an untrained state then keeps sigmoid(4) = 98% a step, 16%

@@ -147,6 +147,7 @@ def test_an_env_entry_can_set_its_own_seed_count(tmp_path: Path) -> None:
     seeds = {env: sorted(s.seed for s in specs if s.env_id == env) for env in ("TMaze-v0", "CueRecall-v0")}
     assert seeds == {"TMaze-v0": [0, 1, 2, 3], "CueRecall-v0": [0, 1]}
     assert [s.seed for s in specs] == [0, 0, 1, 1, 2, 3]  # seed by seed, as a sweep runs them
+    assert {(s.env_id, s.cell_seeds) for s in specs} == {("TMaze-v0", 4), ("CueRecall-v0", 2)}
     two = {s.key(): s.agent_seed() for s in expand(load_suite(str(path)), seeds=2)}
     assert {s.key(): s.agent_seed() for s in specs if s.seed < 2} == two  # --seeds overrides the entry
     path.write_text(path.read_text().replace("seeds: 4", "seeds: 0"))
@@ -178,6 +179,26 @@ def test_replace_suite_publishes_a_fresh_measurement_and_keeps_other_suites(tmp_
         assert [s["command"] for s in published.sweeps("tiny")] == ["new command"]
         with pytest.raises(ValueError, match="holds no runs of suite 'nope'"):
             published.replace_suite("nope", source)
+
+
+def test_copy_runs_publishes_added_runs_and_keeps_the_published_ones(tmp_path: Path) -> None:
+    specs = expand(load_suite(str(tiny_suite(tmp_path))))
+    kept, added = specs[0], specs[1]
+    with ResultStore(tmp_path / "published") as published, ResultStore(tmp_path / "fresh") as source:
+        published.write(kept, RunResult(status="ok", final_return=0.0, curve=[(8, 0.0)]))
+        published.link("tiny", [kept])
+        for spec, value in ((kept, 1.0), (added, 0.5)):  # the sweep repeated the published run
+            source.write(spec, RunResult(status="ok", final_return=value, curve=[(8, value)]))
+        source.link("tiny", [kept, added])
+
+        assert published.copy_runs("tiny", source, [added.key()]) == 1
+        rows = {r["key"]: r["result"]["final_return"] for r in published.rows("tiny")}
+        assert rows == {kept.key(): 0.0, added.key(): 0.5}  # the published run is untouched
+        assert published.curves([added.key()]) == [(added.key(), 8, 0.5)]
+        with pytest.raises(ValueError, match="holds run .* already"):
+            published.copy_runs("tiny", source, [kept.key()])
+        with pytest.raises(ValueError, match="holds no run 'nope'"):
+            published.copy_runs("tiny", source, ["nope"])
 
 
 def test_two_cells_of_one_leaderboard_row_are_refused(tmp_path: Path) -> None:
@@ -370,6 +391,24 @@ def test_cells_are_published_only_once_every_seed_has_run() -> None:
     finished = leaderboard.finished_cells(runs)
     assert set(finished["memory"]) == {"none"} and len(finished) == 5
     assert set(leaderboard.cells_frame(finished)["n_seeds"]) == {5}
+
+
+def test_a_cell_with_its_own_seed_count_waits_for_all_of_them() -> None:
+    """Cells declare their seed counts (an env entry's ``seeds``): a 20-seed cell with 5
+    run waits though the 5-seed cells are done, and is listed once its 20 have run,
+    beside cells whose runs were stored before counts were recorded."""
+    base = {("none", None): [0.5] * 5, ("gru", 4): [1.0] * 5}
+    runs = _synthetic_runs({**base, ("lstm", 4): [1.0] * 5}, "TMaze-v0")
+    runs["cell_seeds"] = np.where(runs["memory"] == "lstm", 20, 5)
+    assert set(leaderboard.finished_cells(runs)["memory"]) == {"none", "gru"}
+    runs = _synthetic_runs({**base, ("lstm", 4): [1.0] * 20}, "TMaze-v0")
+    runs["cell_seeds"] = np.where(runs["memory"] == "lstm", 20, math.nan)  # the others: older runs
+    finished = leaderboard.finished_cells(runs)
+    assert dict(leaderboard.cells_frame(finished)[["memory", "n_seeds"]].values) == {
+        "none": 5,
+        "gru": 5,
+        "lstm": 20,
+    }
 
 
 def test_interval_uses_the_bootstrap_and_handles_degenerate_cells() -> None:

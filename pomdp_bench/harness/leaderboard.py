@@ -304,12 +304,17 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "machine": row["machine"],
                 "created_at": row["created_at"],
                 # Not published (RUN_COLUMNS): the per-episode returns the verdict resamples,
-                # and the card a run of an env without a shipped card carried.
+                # the card a run of an env without a shipped card carried, and its cell's
+                # seed count (finished_cells).
                 "episode_returns": result.get("final_returns") or [result["final_return"]],
                 "card": json_text(spec["card"]) if spec.get("card") is not None else "",
+                "cell_seeds": spec.get("cell_seeds"),
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=[*RUN_COLUMNS, "episode_returns", "card"])
+    frame = pd.DataFrame.from_records(
+        records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds"]
+    )
+    frame["cell_seeds"] = frame["cell_seeds"].astype("float64")  # NaN: stored before counts were
     for column in ("bptt_length", "timesteps", "steps_to_solve"):
         frame[column] = frame[column].astype("Int64")
     frame["seconds_to_solve"] = frame["seconds_to_solve"].astype("float64")
@@ -350,16 +355,24 @@ def check_one_cell_per_row(runs: pd.DataFrame) -> None:
 
 
 def finished_cells(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs of cells whose every seed has run, as many as the suite's fullest cell.
+    """The runs of cells whose every seed has run: as many as the cell's runs record
+    (:attr:`RunSpec.cell_seeds`), or for runs stored before that was recorded, as many
+    as the fullest of their cells.
 
-    A sweep stopped in the middle of a cell leaves it with fewer seeds than the rest;
+    A sweep stopped in the middle of a cell leaves it with fewer seeds than it declares;
     its interval would not be comparable, so it waits until a resumed sweep fills it.
     """
     if runs.empty:
         return runs
     check_one_cell_per_row(runs)
-    per_cell = runs.groupby(CELL_KEYS, dropna=False)["run_key"].transform("size")
-    return runs[per_cell == per_cell.max()]
+    cells = runs.groupby(CELL_KEYS, dropna=False)
+    per_cell = cells["run_key"].transform("size")
+    declared = (
+        cells["cell_seeds"].transform("max") if "cell_seeds" in runs else pd.Series(math.nan, runs.index)
+    )
+    undeclared = declared.isna()
+    target = declared.where(~undeclared, per_cell[undeclared].max() if undeclared.any() else math.nan)
+    return runs[per_cell >= target]
 
 
 def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:

@@ -65,6 +65,11 @@ class RunSpec:
         card: the env card as plain data, for an env whose card is not shipped (an
             outside env's implicit or inline card, or one added at run time), so a
             worker or a Ray task needs nothing but the spec; ``None``: the shipped card.
+        cell_seeds: how many seeds the run's cell has in the sweep that made it (a
+            suite's ``seeds``, an env entry's own, or ``--seeds``), so the leaderboard
+            lists a cell once all of them have run; ``None`` for runs stored before it
+            was recorded. Never part of :meth:`key` or :meth:`agent_seed`: a run is the
+            same run whatever its cell's seed count.
 
     ``stop``, ``device``, ``env_import``, ``env_wrappers`` and ``card`` count in
     :meth:`key` and :meth:`agent_seed` only when set away from their defaults, so the
@@ -88,6 +93,7 @@ class RunSpec:
     env_import: str | None = None
     env_wrappers: list[dict[str, Any]] = field(default_factory=list)
     card: dict[str, Any] | None = None
+    cell_seeds: int | None = None
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -112,8 +118,10 @@ class RunSpec:
         return card_of(self.env_id, self.card)
 
     def _identity(self) -> dict[str, Any]:
-        """The spec as hashed: every field, less those added later while at their defaults."""
+        """The spec as hashed: every field, less those added later while at their defaults,
+        and less ``cell_seeds``."""
         data = asdict(self)
+        del data["cell_seeds"]
         for name, default in _ADDED_FIELDS.items():
             if data[name] == default:
                 del data[name]

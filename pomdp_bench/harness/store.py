@@ -205,6 +205,39 @@ class ResultStore:
             )
         return stale
 
+    def copy_runs(self, suite: str, source: ResultStore, keys: Iterable[str]) -> int:
+        """Copy the runs ``keys`` (and their curves) from ``source`` into this store and
+        link them to ``suite``; returns the number copied.
+
+        For publishing the runs a suite gained (a cell's added seeds) from a sweep made
+        in its own store, keeping the runs this store already publishes. A key this
+        store holds already is refused: a run's published result is not overwritten.
+
+        Raises:
+            ValueError: ``source`` is this store, lacks a key, or this store has one.
+        """
+        if source.path.resolve() == self.path.resolve():
+            raise ValueError(f"copy_runs: the source is this store itself ({self.path})")
+        keys = sorted(set(keys))
+        runs = source._select_keys("SELECT * FROM runs WHERE key IN ({})", keys)
+        missing = sorted(set(keys) - {r[0] for r in runs})
+        if missing:
+            raise ValueError(f"copy_runs: {source.path} holds no run {missing[0]!r} ({len(missing)} missing)")
+        held = sorted(self.status(keys))
+        if held:
+            raise ValueError(f"copy_runs: this store holds run {held[0]!r} already ({len(held)} held)")
+        curves = source.curves(keys)
+        with self._conn:
+            if runs:
+                self._conn.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs)
+            self._conn.executemany(
+                "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)", curves
+            )
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO suite_runs (suite, key) VALUES (?, ?)", [(suite, k) for k in keys]
+            )
+        return len(runs)
+
     def replace_suite(self, suite: str, source: ResultStore) -> int:
         """Make ``suite`` here exactly what it is in ``source``: its runs, curves, sweeps
         and links, in one transaction; returns the number of runs copied.

@@ -378,6 +378,7 @@ def expand(
                                 env_import=module,
                                 env_wrappers=wrappers,
                                 card=carried,
+                                cell_seeds=n_seeds,
                             )
                         )
     return [spec for seed in sorted(cells) for spec in cells[seed]]
