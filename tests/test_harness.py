@@ -195,7 +195,7 @@ def test_copy_runs_publishes_added_runs_and_keeps_the_published_ones(tmp_path: P
         rows = {r["key"]: r["result"]["final_return"] for r in published.rows("tiny")}
         assert rows == {kept.key(): 0.0, added.key(): 0.5}  # the published run is untouched
         assert published.curves([added.key()]) == [(added.key(), 8, 0.5)]
-        with pytest.raises(ValueError, match="holds run .* already"):
+        with pytest.raises(ValueError, match=r"holds run .* already"):
             published.copy_runs("tiny", source, [kept.key()])
         with pytest.raises(ValueError, match="holds no run 'nope'"):
             published.copy_runs("tiny", source, ["nope"])
