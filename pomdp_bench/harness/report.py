@@ -72,7 +72,7 @@ counts as *learned* when the interval's lower end lies above the midpoint betwee
 the feedforward ceiling and the optimum (bsuite's memory score). There is no
 "beats the ceiling" verdict any more: an interval just above the ceiling is what a
 policy that uses memory only a little produces. A cell is listed once all its seeds have run (as many as
-the suite's fullest cell); `<suite>_runs.csv` lists every stored run.
+its runs record: the suite's count, or an entry's own); `<suite>_runs.csv` lists every stored run.
 
 Why two levels: a seed's score is itself a sample, the mean over a finite set of
 evaluation episodes. An interval over seed means alone, read against the
