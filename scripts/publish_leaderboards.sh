@@ -16,8 +16,9 @@
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
 # Cost on a 2-core machine, measured (README, "Results"), each in one sweep from an empty
-# store: on an AMD EPYC the memory suite 47.6 min on 2 workers, the horizon suite 61.0 min
-# at commit 743a3ab (about 57.7 min since gru's corridor-50 cell moved to horizon-long);
+# store: on an AMD EPYC the memory suite 47.6 min on 2 workers, the horizon suite 56.3 min
+# at commit 6624261 (as it stands: 460 runs, lstm at corridor 100 with 20 seeds; 61.0 min
+# at 743a3ab with a cell since moved to horizon-long);
 # on an Intel Xeon, about twice as fast, the memory suite 28.3 min (45390d6) and the
 # horizon suite 29.3 min (681420e); the parity suite 15.6 min on 1 worker.
 # horizon-long is not run by default: it is meant for a Ray cluster (111 CPU-hours at
