@@ -159,10 +159,6 @@ VARIANTS: dict[str, tuple[dict[str, Any], float]] = {
         {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "memory": {"kind": "framestack", "window": 101}},
         2.0,
     ),
-    "lstm-chrono-ent0.01-ukl0.001": (
-        {"ent_coef": 0.01, "uniform_kl_coef": 0.001, "memory": {"init": "chrono", "timescale": 100}},
-        2.0,
-    ),
 }
 
 
@@ -176,8 +172,10 @@ def suite_file(
     seeds: int = 15,
 ) -> Path:
     """The horizon suite's T-Maze lstm cell (by default corridor 100, a 3M cap) with ``hyperparams`` on top, seeds
-    0 to ``seeds - 1`` (``memory_hidden_size`` sets the lstm's width instead; a run's
-    seed does not depend on how many the suite has)."""
+    0 to ``seeds - 1`` (a run's seed does not depend on how many the suite has).
+    Two keys of ``hyperparams`` set the memory instead: ``memory_hidden_size`` the lstm's
+    width, ``memory`` a memory entry (one naming a kind replaces the lstm's, else its
+    keys are laid over it)."""
     hyperparams = dict(hyperparams)
     hidden = hyperparams.pop("memory_hidden_size", 32)
     memory = {
