@@ -3,15 +3,41 @@
 ``from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings``. The shell
 (:mod:`~pomdp_bench.agents.base`) holds what every agent shares; the sb3-contrib
 adapter (:mod:`pomdp_bench.agents.sb3`) needs the ``[sb3]`` extra and is imported
-on its own.
+on its own. The agent registry (:mod:`~pomdp_bench.agents.registry`) says which agents
+the harness knows. Names load on first use, so importing the registry imports no torch.
 """
 
 from __future__ import annotations
 
-from pomdp_bench.agents.base import Agent
-from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.agents.sac import SAC
-from pomdp_bench.agents.schedules import LinearSchedule
-from pomdp_bench.agents.settings import PPOSettings, SACSettings
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "Agent": "pomdp_bench.agents.base",
+    "PPO": "pomdp_bench.agents.ppo",
+    "SAC": "pomdp_bench.agents.sac",
+    "LinearSchedule": "pomdp_bench.agents.schedules",
+    "PPOSettings": "pomdp_bench.agents.settings",
+    "SACSettings": "pomdp_bench.agents.settings",
+}
+
+if TYPE_CHECKING:
+    from pomdp_bench.agents.base import Agent
+    from pomdp_bench.agents.ppo import PPO
+    from pomdp_bench.agents.sac import SAC
+    from pomdp_bench.agents.schedules import LinearSchedule
+    from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
 __all__ = ["PPO", "SAC", "Agent", "LinearSchedule", "PPOSettings", "SACSettings"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pomdp_bench.agents' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -21,88 +21,23 @@ say where the agent runs, not what it is.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
-
-import yaml
 
 from pomdp_bench.agents.networks import NetArch, activation_class
 from pomdp_bench.agents.rollout_buffer import check_bptt_length
 from pomdp_bench.agents.sac_networks import SACNetArch
 from pomdp_bench.agents.schedules import Schedule, ScheduleLike, as_schedule, schedule_to_data
-from pomdp_bench.cards import data_dir
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
+from pomdp_bench.tuned import count_episodes, hyperparameter_file, tuned_hyperparameters
 from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 
 S = TypeVar("S", bound="AgentSettings")
 
 
-@functools.cache
-def _hyperparameter_file(agent: str) -> dict[str, Any]:
-    path = data_dir("agents") / f"{agent}.yaml"
-    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
-
-
-def tuned_hyperparameters(
-    agent: str, env_id: str, env_kwargs: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The tuned settings of ``agent`` (``"ppo"``, ``"sac"``) for ``env_id`` from
-    ``agents/<agent>.yaml``: the env id's entry, else its ``default`` entry, else none.
-
-    An entry may hold ``horizons: {H: {...}, ...}``: settings for memory horizons up to
-    ``H`` (the env card's horizon for ``env_kwargs``), laid over the rest of the entry.
-    The smallest band that covers the horizon applies; beyond the largest, the largest.
-    In a band, ``n_steps`` and ``bptt_length`` may count whole episodes, ``"4T"`` or
-    ``"T"``, for envs whose card gives a fixed episode length (:func:`count_episodes`).
-    """
-    table = _hyperparameter_file(agent)
-    entry = dict(table.get(env_id, table.get("default", {})) or {})
-    bands = entry.pop("horizons", None)
-    if not bands:
-        return entry
-    from pomdp_bench.cards import get_card
-
-    card, kwargs = get_card(env_id), dict(env_kwargs or {})
-    horizon = card.horizon_for(kwargs)
-    bounds = sorted(int(bound) for bound in bands)
-    chosen = next((bound for bound in bounds if horizon <= bound), bounds[-1])
-    band = count_episodes(dict(bands[chosen] or {}), card.episode_length_for(kwargs), env_id)
-    return {**entry, **band}
-
-
-# Settings a horizon band may give in episodes ("4T": four episodes' steps).
-EPISODE_SETTINGS = ("n_steps", "bptt_length")
-
 # PPOSettings.clip_rise: what bounds a rise of an action's probability in one update.
 CLIP_RISES = ("ratio", "probability")
-
-
-def count_episodes(band: dict[str, Any], episode_length: int | None, env_id: str = "") -> dict[str, Any]:
-    """``band`` with each ``"kT"`` value of :data:`EPISODE_SETTINGS` turned into ``k *
-    episode_length`` steps (``"T"``: one episode), so that a rollout holds whole episodes
-    and a piece is one, at every horizon of the band.
-
-    Raises:
-        ValueError: an episode count where the env has no fixed episode length, or a
-            value that is neither a number nor ``"kT"``.
-    """
-    out = dict(band)
-    for name in EPISODE_SETTINGS:
-        value = out.get(name)
-        if not isinstance(value, str):
-            continue
-        count = value[:-1] if value.endswith("T") else None
-        if count is None or not (count == "" or count.isdigit()):
-            raise ValueError(f"{name}={value!r}: give a number of steps or of episodes ('T', '4T')")
-        if episode_length is None:
-            raise ValueError(
-                f"{name}={value!r} counts episodes, but {env_id or 'the env'}'s card gives no "
-                "episode_length_formula (its episodes vary in length); give a number of steps"
-            )
-        out[name] = int(count or 1) * episode_length
-    return out
 
 
 class AgentSettings:
@@ -144,7 +79,7 @@ class AgentSettings:
         Raises:
             ValueError: the file has no entry for ``env_id``; the message lists those it has.
         """
-        table = _hyperparameter_file(cls.agent.lower())
+        table = hyperparameter_file(cls.agent.lower())
         if env_id not in table:
             known = sorted(k for k in table if k != "default")
             raise ValueError(

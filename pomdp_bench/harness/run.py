@@ -19,76 +19,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.cards import load_cards
 from pomdp_bench.harness import provenance
 from pomdp_bench.harness.progress import SweepProgress
-from pomdp_bench.harness.spec import AGENTS, RunSpec
+from pomdp_bench.harness.rates import default_rate
+from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import STORE_FILENAME, ResultStore
 from pomdp_bench.harness.suites import available_suites, env_source, expand, load_suite
 from pomdp_bench.memory import MEMORY_KINDS
-
-# Single-thread training speeds (env steps/s) for --dry-run when the store has no
-# measurement: medians over the memory suite's BPTT lengths, measured on a 2-core
-# machine with three training processes sharing it (so on the slow side), with the
-# memory suite's hyperparameters (agents/*.yaml); (sac, TMaze) from the published (v0)
-# memory-suite runs. SAC's transformer and mamba on MaskedPendulum were not measured:
-# 80 steps/s is a guess.
-_DEFAULT_RATES = {
-    ("ppo", "MaskedCartPole-v0"): {
-        "none": 1575,
-        "framestack": 3012,
-        "gru": 708,
-        "lstm": 653,
-        "transformer": 306,
-        "mamba": 159,
-    },
-    ("ppo", "MaskedPendulum-v0"): {
-        "none": 1207,
-        "framestack": 1147,
-        "gru": 490,
-        "lstm": 427,
-        "transformer": 236,
-        "mamba": 194,
-    },
-    ("ppo", "TMaze-v1"): {
-        "none": 2224,
-        "framestack": 2717,
-        "gru": 1081,
-        "lstm": 1798,
-        "transformer": 897,
-        "mamba": 645,
-    },
-    ("ppo", "CueRecall-v0"): {
-        "none": 9790,
-        "framestack": 6982,
-        "gru": 1576,
-        "lstm": 1574,
-        "transformer": 978,
-        "mamba": 466,
-    },
-    ("sac", "TMaze-v1"): {
-        "none": 1007,
-        "framestack": 623,
-        "gru": 350,
-        "lstm": 380,
-        "transformer": 205,
-        "mamba": 110,
-    },
-    ("sac", "MaskedPendulum-v0"): {"none": 110, "framestack": 105, "gru": 112, "lstm": 116},
-    ("sb3_ppo", "MaskedCartPole-v0"): {"lstm": 230},
-    # Every POPGym env (an id prefix): RepeatPreviousEasy with suites/popgym.yaml's settings,
-    # one process beside one other training process on the 2-core machine
-    # (PositionOnlyPendulumEasy: within 20%).
-    ("ppo", "popgym-"): {
-        "none": 30132,
-        "framestack": 19627,
-        "gru": 5348,
-        "lstm": 12833,
-        "transformer": 4907,
-        "mamba": 1773,
-    },
-}
-_FALLBACK_RATES = {"ppo": 1000.0, "sac": 80.0, "sb3_ppo": 230.0}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--list", action="store_true", help="print the suites, envs, agents and memory kinds, then exit"
     )
     parser.add_argument("--envs", nargs="+", metavar="ID", help="only these env ids")
-    parser.add_argument("--agents", nargs="+", choices=AGENTS, help="only these agents")
+    parser.add_argument(
+        "--agents", nargs="+", metavar="AGENT", help="only these agents (registered names: see --list)"
+    )
     parser.add_argument(
         "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
     )
@@ -209,7 +150,9 @@ def _print_list(cards: str | None = None) -> None:
             )
             source = f"import {spec.env_import}" if spec.env_import else "registered"
             print(f"  {env_id:40s} suite {name}, {source}; optimal {optimum}  ceiling {ceiling}")
-    print("agents:       " + ", ".join(AGENTS))
+    print("agents:")
+    for name in agent_names():
+        print(f"  {name:12s} {get_agent(name).description}")
     print("memory kinds: " + ", ".join(MEMORY_KINDS))
 
 
@@ -222,7 +165,7 @@ def estimate_seconds(
 
     A rate is the median measured in the store for the same agent, env and memory kind
     (the env's hyperparameters set most of the cost), else a default measured here
-    (``_DEFAULT_RATES``). A run with a stop rule is expected to train the mean share of
+    (``agents/rates.yaml``: :mod:`~pomdp_bench.harness.rates`). A run with a stop rule is expected to train the mean share of
     its cap that stored runs with a stop rule of the same agent, env, kind and env
     kwargs trained (early stops), else its whole cap. Rerun ``--dry-run`` after a few
     runs have finished (or after a short ``--seeds 1`` pilot into the same ``--out``)
@@ -249,15 +192,7 @@ def estimate_seconds(
         if measured:
             rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
         else:
-            table = _DEFAULT_RATES.get((spec.agent, spec.env_id)) or next(
-                (
-                    t
-                    for (a, prefix), t in _DEFAULT_RATES.items()
-                    if a == spec.agent and spec.env_id.startswith(prefix)
-                ),
-                {},
-            )
-            rates[key] = float(table.get(spec.memory_kind, _FALLBACK_RATES[spec.agent]))
+            rates[key] = default_rate(spec.agent, spec.env_id, spec.memory_kind)
         if spec.stop is not None:
             cell = (*key, _json(spec.env_kwargs))
             expected[cell] = sum(shares[cell]) / len(shares[cell]) if shares.get(cell) else 1.0
@@ -340,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in (("--seeds", args.seeds), ("--steps", args.steps)):
         if value is not None and value < 1:
             parser.error(f"{name} must be >= 1, got {value}")
+    for agent in args.agents or ():
+        try:
+            check_agent_name(agent)
+        except ValueError as err:
+            parser.error(f"--agents: {err}")
     try:  # a suite's or a card's mistake is one line, not a traceback
         suite = load_suite(args.suite)
         if args.envs:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pomdp_bench.agents.registry import get_agent
+
 if TYPE_CHECKING:
     from pomdp_bench.cards import EnvCard
-
-AGENTS = ("ppo", "sac", "sb3_ppo")
 
 # Fields added after runs were first stored, with the defaults that reproduce those runs;
 # left out of the hash while they hold them.
@@ -42,7 +42,9 @@ class RunSpec:
     Attributes:
         env_id: a registered env id.
         env_kwargs: kwargs of the env (on top of the registration's).
-        agent: ``"ppo"``, ``"sac"`` or ``"sb3_ppo"`` (sb3-contrib's RecurrentPPO).
+        agent: a registered agent's name (:mod:`pomdp_bench.agents.registry`: ``"ppo"``,
+            ``"sac"``, ``"sb3_ppo"``, ...), or ``"module:name"`` for one that ``module``
+            registers when imported.
         memory: the memory config as a plain dict (``MemoryConfig.to_dict()``).
         bptt_length: PPO's ``bptt_length`` / SAC's ``sequence_length``; ``None``
             for kinds not trained through time (and PPO's default).
@@ -96,8 +98,7 @@ class RunSpec:
     cell_seeds: int | None = None
 
     def __post_init__(self) -> None:
-        if self.agent not in AGENTS:
-            raise ValueError(f"agent must be one of {list(AGENTS)}, got {self.agent!r}")
+        get_agent(self.agent)  # refuses an unknown agent, listing the registered ones
         if self.total_timesteps < 1:
             raise ValueError(f"total_timesteps must be >= 1, got {self.total_timesteps}")
 

@@ -55,6 +55,7 @@ from typing import Any
 import yaml
 
 import pomdp_bench
+from pomdp_bench.agents.registry import check_agent_name, get_agent
 from pomdp_bench.cards import (
     EnvCard,
     add_card,
@@ -68,9 +69,10 @@ from pomdp_bench.cards import (
 )
 from pomdp_bench.envs.make import import_env_module
 from pomdp_bench.envs.wrappers import check_wrappers
-from pomdp_bench.harness.spec import AGENTS, RunSpec
+from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
+from pomdp_bench.tuned import tuned_hyperparameters
 from pomdp_bench.validation import check_float, check_int
 
 # The shipped kinds whose BPTT length matters (``Memory.trains_through_time``); the
@@ -142,10 +144,10 @@ def load_suite(name: str) -> Suite:
     _check_keys(f"suite {name}", raw, _SUITE_KEYS)
     for i, group in enumerate(raw["groups"]):
         _check_keys(f"suite {name} group {i}", group, _GROUP_KEYS)
-        if group["agent"] not in AGENTS:
-            raise ValueError(
-                f"suite {name} group {i}: agent must be one of {list(AGENTS)}, got {group['agent']!r}"
-            )
+        try:
+            check_agent_name(group["agent"])
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"suite {name} group {i}: {err}") from err
         for env in group["envs"]:
             _check_keys(f"suite {name} group {i} env {env.get('id')}", env, _ENV_KEYS)
             if "budget_scale" in env:
@@ -265,17 +267,13 @@ def suite_card(suite: Suite, env_id: str, module: str | None, env: dict[str, Any
 
 def agent_hyperparams(agent: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """The tuned kwargs of ``agent`` for ``env_id`` (and the horizon band of
-    ``env_kwargs``) from ``agents/<agent>.yaml``."""
-    from pomdp_bench.agents.settings import tuned_hyperparameters  # imports torch
-
-    return tuned_hyperparameters(agent, env_id, env_kwargs)
+    ``env_kwargs``) from ``agents/<tuned_file>.yaml`` (the registry entry's file)."""
+    return tuned_hyperparameters(get_agent(agent).tuned_file, env_id, env_kwargs)
 
 
 def _check_hyperparams(suite: str, agent: str, env_id: str, hyperparams: dict[str, Any]) -> None:
     """Refuse hyperparameters the agent's settings do not take, before any run starts."""
-    from pomdp_bench.agents.settings import PPOSettings, SACSettings  # imports torch
-
-    settings_class = SACSettings if agent == "sac" else PPOSettings
+    settings_class = get_agent(agent).load_settings_class()  # imports torch
     try:
         settings_class.make(**hyperparams)
     except (TypeError, ValueError) as exc:

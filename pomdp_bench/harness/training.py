@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from pomdp_bench.agents.registry import get_agent
 from pomdp_bench.agents.seeding import check_seed
 from pomdp_bench.envs import register_card
 from pomdp_bench.envs.make import import_env_module
@@ -30,36 +31,23 @@ ProgressFn = Callable[[str, int, int], None]
 def agent_settings(spec: RunSpec, seed: int | None = None) -> Any:
     """The settings ``spec``'s agent is built from: the hyperparameters (from
     ``agents/<agent>.yaml`` and the suite), then the run's memory, seed and BPTT length
-    (PPO's ``bptt_length``; SAC's ``sequence_length``) where the spec has one, winning
-    over the hyperparameters'. ``seed``: the agent's seed instead of
-    :meth:`RunSpec.agent_seed` (to repeat a run's draws under a changed spec)."""
-    from pomdp_bench.agents.settings import PPOSettings, SACSettings
-
-    seed = spec.agent_seed() if seed is None else seed
-    changes: dict[str, Any] = {**spec.hyperparams, "memory": spec.memory, "seed": seed}
-    if spec.agent in ("ppo", "sb3_ppo"):
-        if spec.bptt_length is not None:
-            changes["bptt_length"] = spec.bptt_length
-        elif spec.agent == "sb3_ppo":  # RecurrentPPO cuts at episode starts: no tuned pieces
-            changes.pop("bptt_length", None)
-        return PPOSettings.make(**changes)
-    if spec.agent == "sac":
-        if spec.bptt_length is not None:
-            changes["sequence_length"] = spec.bptt_length
-        return SACSettings.make(**changes)
-    raise ValueError(f"unknown agent {spec.agent!r}")
+    (the registry entry's ``sequence_field``: PPO's ``bptt_length``, SAC's
+    ``sequence_length``) where the spec has one, winning over the hyperparameters'.
+    ``seed``: the agent's seed instead of :meth:`RunSpec.agent_seed` (to repeat a run's
+    draws under a changed spec)."""
+    return get_agent(spec.agent).settings(
+        spec.hyperparams,
+        memory=spec.memory,
+        seed=spec.agent_seed() if seed is None else seed,
+        sequence_length=spec.bptt_length,
+    )
 
 
 def build_agent(spec: RunSpec, seed: int | None = None) -> Any:
     """The agent of ``spec``, constructed but not trained, on ``spec.device``; ``seed``
     as in :func:`agent_settings`."""
     settings = agent_settings(spec, seed)
-    if spec.agent == "ppo":
-        from pomdp_bench.agents.ppo import PPO as agent_class
-    elif spec.agent == "sac":
-        from pomdp_bench.agents.sac import SAC as agent_class
-    else:
-        from pomdp_bench.agents.sb3 import SB3RecurrentPPO as agent_class
+    agent_class = get_agent(spec.agent).load_class()
     prepare_env(spec)
     return agent_class(
         spec.make_id,

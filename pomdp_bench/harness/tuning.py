@@ -1,6 +1,6 @@
 """Settings tuned for a task with Optuna: ``python -m pomdp_bench.tune``.
 
-Each trial samples an agent's settings (rl-zoo3-style search spaces, below), trains
+Each trial samples an agent's settings (its rl-zoo3-style search space in the agent registry), trains
 ``seeds`` runs with the early-stopping rule (:mod:`~pomdp_bench.harness.stopping`)
 under a cap, and scores the trial by its *steps to solve* (or, with ``--objective
 seconds``, its training seconds to solve): the mean over seeds, a run that did not
@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from pomdp_bench.agents.registry import agent_names, get_agent
 from pomdp_bench.cards import get_card, load_cards
 from pomdp_bench.harness.backends import init_worker
 from pomdp_bench.harness.spec import RunResult, RunSpec
@@ -39,55 +40,15 @@ from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS
 from pomdp_bench.memory.config import TIMESCALES_KINDS
 
-# Sampled per trial: (name, choices) for categorical settings; the rest are drawn in
-# sample_settings. Invalid combinations (minibatches that do not divide a rollout)
-# are refused by the settings and the trial is pruned.
-PPO_CHOICES: dict[str, list[Any]] = {
-    "n_envs": [8, 16, 32, 64, 128],
-    "n_steps": [16, 32, 64, 128, 256],
-    "num_minibatches": [1, 2, 4, 8],
-    "n_epochs": [2, 4, 8, 10],
-    "gamma": [0.9, 0.95, 0.98, 0.99, 0.995, 0.999],
-    "gae_lambda": [0.8, 0.9, 0.95, 0.98, 1.0],
-    "clip_range": [0.1, 0.2, 0.3],
-}
-SAC_CHOICES: dict[str, list[Any]] = {
-    "n_envs": [1, 4, 8],
-    "batch_size": [16, 32, 64, 128],
-    "gradient_steps": [1, 2, 4],
-    "gamma": [0.9, 0.95, 0.98, 0.99, 0.995],
-    "tau": [0.005, 0.01, 0.02, 0.05],
-}
-HIDDEN_SIZES = [32, 64, 128]
-NET_ARCHS = {"small": [32], "medium": [64], "large": [64, 64]}
-
 
 def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any], int]:
-    """One trial's hyperparameters and the memory's hidden size.
+    """One trial's settings and the memory's hidden size, from ``agent``'s search space
+    in the agent registry (:class:`~pomdp_bench.agents.registry.AgentEntry.search_space`).
 
-    PPO: the categorical choices above, a log-uniform learning rate in [1e-4, 1e-2]
-    (constant or decaying linearly to 0), a log-uniform entropy bonus in [1e-4, 0.05],
-    one memory for actor and critic or one each, and the head widths. SAC: its choices
-    above, a log-uniform learning rate in [1e-4, 3e-3], a sequence length and burn-in
-    around the horizon.
+    Raises:
+        ValueError: an unknown agent, or one without a search space.
     """
-    hp: dict[str, Any] = {}
-    for name, choices in (PPO_CHOICES if agent == "ppo" else SAC_CHOICES).items():
-        hp[name] = trial.suggest_categorical(name, choices)
-    hp["net_arch"] = NET_ARCHS[trial.suggest_categorical("net_arch", list(NET_ARCHS))]
-    if agent == "ppo":
-        rate = trial.suggest_float("learning_rate", 1e-4, 1e-2, log=True)
-        hp["learning_rate"] = (
-            f"lin_{rate:.3g}" if trial.suggest_categorical("lr_decay", [True, False]) else rate
-        )
-        hp["ent_coef"] = trial.suggest_float("ent_coef", 1e-4, 0.05, log=True)
-        hp["shared_memory"] = trial.suggest_categorical("shared_memory", [False, True])
-    else:
-        hp["learning_rate"] = trial.suggest_float("learning_rate", 1e-4, 3e-3, log=True)
-        hp["sequence_length"] = trial.suggest_categorical("sequence_length", [8, 16, 32, 64])
-        hp["burn_in"] = trial.suggest_categorical("burn_in", [0, horizon])
-        hp["learning_starts"] = max(1000, (hp["burn_in"] + hp["sequence_length"] + 2) * hp["n_envs"])
-    return hp, int(trial.suggest_categorical("hidden_size", HIDDEN_SIZES))
+    return get_agent(agent).load_search_space()(trial, horizon)
 
 
 # The initial memory spans tried for lru, s5 and linear_attention (MemoryConfig.timescales),
@@ -145,12 +106,10 @@ class Objective:
     def __call__(self, trial: Any) -> float:
         import optuna
 
-        from pomdp_bench.agents.settings import PPOSettings, SACSettings
-
         args = self.args
         hp, hidden = sample_settings(trial, args.agent, self.horizon)
         memory = memory_config(trial, args.memory, hidden)
-        settings_class = PPOSettings if args.agent == "ppo" else SACSettings
+        settings_class = get_agent(args.agent).load_settings_class()
         try:
             settings_class.make(memory=memory, **hp).resolve(hp["n_envs"])
         except (TypeError, ValueError) as err:
@@ -197,7 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--env", required=True, help="env id, e.g. TMaze-v1")
     parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env kwargs")
-    parser.add_argument("--agent", choices=("ppo", "sac"), default="ppo")
+    parser.add_argument(
+        "--agent",
+        choices=[name for name in agent_names() if get_agent(name).search_space is not None],
+        default="ppo",
+        help="a registered agent with a search space (default ppo)",
+    )
     parser.add_argument("--memory", choices=MEMORY_KINDS, default="gru")
     parser.add_argument("--trials", type=int, default=50, help="Optuna trials (default 50)")
     parser.add_argument("--seeds", type=int, default=3, help="runs per trial (default 3)")
@@ -281,5 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(comment) + "\n" + entry
     (out / f"{study_name}.yaml").write_text(text)
     print(text)
-    print(f"written to {out / f'{study_name}.yaml'}; paste it into agents/{args.agent}.yaml", file=sys.stderr)
+    print(
+        f"written to {out / f'{study_name}.yaml'}; paste it into agents/{get_agent(args.agent).tuned_file}.yaml",
+        file=sys.stderr,
+    )
     return 0
