@@ -20,7 +20,7 @@ import pytest
 from synthetic_rows import stored_row
 
 from pomdp_bench.cards import get_card
-from pomdp_bench.harness import leaderboard, run, statistics
+from pomdp_bench.harness import leaderboard, migrations, run, statistics
 from pomdp_bench.harness.report import suite_tables, write_reports
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
@@ -368,7 +368,7 @@ def test_cue_reach_is_what_ppo_measures_and_what_the_layout_gives(bptt: int, exp
     )  # fmt: skip
     agent = build_agent(spec)
     agent.learn(spec.total_timesteps)
-    assert agent.gradient_reach.tolist() == leaderboard.layout_reach(spec.to_dict())
+    assert agent.gradient_reach.tolist() == migrations.layout_reach(spec.to_dict())
     assert leaderboard.cue_reach(agent.gradient_reach, 5) == expected
 
 

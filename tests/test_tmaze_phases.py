@@ -1,4 +1,4 @@
-"""scripts/tmaze_phases.py measures what it says, on scripted T-Maze policies whose
+"""studies/tmaze_phases.py measures what it says, on scripted T-Maze policies whose
 walk, turn and cue use are known."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "studies"))
 from tmaze_phases import DOWN, LEFT, RIGHT, UP, junction, phases
 
 from pomdp_bench.agents import PPO

@@ -119,7 +119,8 @@ class AgentSettings:
             value = getattr(self, name)
             if value is not None:
                 self._set(name, as_schedule(name, value))
-        activation_class(self.activation)  # type: ignore[attr-defined]
+        if hasattr(self, "activation"):  # agents with networks name their activation
+            activation_class(self.activation)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,11 +177,6 @@ class PPOSettings(AgentSettings):
     shared_memory: bool = False
     """One encoder and memory for actor and critic (both losses train it) instead of
     one each."""
-    obs_skip: bool = False
-    """The heads read the encoded observation beside the memory's output
-    (``[memory(x_t), x_t]``), so the memory need not pass the present on: with gates
-    biased to keep long spans (``init="chrono"``), what the memory writes of the
-    present is faint."""
     net_arch: list[int] | dict[str, list[int]] | None = None
     """Hidden widths: a list for both heads, or a dict with ``pi``, ``vf`` (after the
     memory) and ``encoder`` (before it); ``None`` gives ``pi=vf=[64, 64]`` and no
@@ -191,27 +187,24 @@ class PPOSettings(AgentSettings):
     """SB3's orthogonal initialisation of the MLPs and heads."""
     log_std_init: float = 0.0
     """Initial log standard deviation of ``Box`` actions."""
+    # Experimental: research knobs, off by default; no published suite cell depends on
+    # them except obs_skip. What each was built to test, and what it measured:
+    # docs/notes/ppo-research-knobs.md.
+    obs_skip: bool = False
+    """Experimental. The heads read the encoded observation beside the memory's output,
+    ``[memory(x_t), x_t]``, so the memory need not pass the present on. Default off."""
     epsilon_soft: float = 0.0
-    """Discrete actions only: the policy samples from ``(1 - epsilon_soft) * pi +
-    epsilon_soft / n``, an epsilon-soft policy whose every action keeps a probability
-    of at least ``epsilon_soft / n`` (log-probs, ratios and entropy are the mixture's;
-    deterministic evaluation is unchanged). In ``[0, 1)``; 0 is plain PPO."""
+    """Experimental; discrete actions only. The policy samples from ``(1 - epsilon_soft)
+    * pi + epsilon_soft / n``; log-probs, ratios and entropy are the mixture's, and
+    deterministic evaluation is unchanged. In ``[0, 1)``; 0 (default) is plain PPO."""
     uniform_kl_coef: float = 0.0
-    """Discrete actions only: the weight of ``KL(uniform || pi)`` in the loss, a log
-    barrier on every action's probability (:func:`~pomdp_bench.agents.networks.uniform_kl`).
-    Unlike the entropy bonus, whose pull on an action vanishes with its probability, it
-    keeps pushing an all-but-abandoned action back up with a force of ``coef / n``; an
-    action the advantages keep rejecting settles near a probability of ``coef / n``
-    over its (normalised) disadvantage. 0 (the default) is plain PPO."""
+    """Experimental; discrete actions only. The weight of ``KL(uniform || pi)`` in the
+    loss (:func:`~pomdp_bench.agents.networks.uniform_kl`), a log barrier that pulls
+    every action's probability up with a force of ``coef / n``. 0 (default) is plain PPO."""
     clip_rise: str = "ratio"
-    """How far an action's probability may rise in one update: ``"ratio"``, by the
-    factor ``1 + clip_range`` (PPO's clip), or ``"probability"`` (discrete actions
-    only), by ``clip_range`` in probability (``pi <= pi_old + clip_range``). Falls keep
-    PPO's ratio clip either way. Under the ratio clip an action at probability 1e-3
-    that did well can reach only 1.2e-3 per update, so a near-abandoned action needs
-    dozens of lucky samples to come back; under ``"probability"`` it may rise as far as
-    a common one (never less far than under the ratio clip). On T-Maze corridor 100
-    it made solving faster, not more likely (README, "Corridor 100"); no suite uses it."""
+    """Experimental. What bounds an action's rise in one update: ``"ratio"`` (default,
+    PPO's clip: by the factor ``1 + clip_range``) or ``"probability"`` (discrete actions
+    only: ``pi <= pi_old + clip_range``). Falls keep PPO's ratio clip either way."""
     seed: int = 0
     """Seeds the networks, the env resets, the action sampling and the shuffles; the
     same seed gives the same learning curve on one CPU."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,6 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.cards import EnvCard, card_of
-from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
 
 # column -> (type, meaning). Types: str, int, float, bool.
@@ -229,47 +227,12 @@ def cue_reach(gradient_reach: list[int] | np.ndarray | None, horizon: int) -> fl
     return float(counts[horizon:].sum() / total) if total else math.nan
 
 
-def layout_reach(spec: dict[str, Any]) -> list[int] | None:
-    """The ``gradient_reach`` histogram PPO measures, computed from a spec's rollout layout.
-
-    For runs stored before PPO measured it. Every copy starts at step 0 and, with a
-    fixed episode length ``E`` (TMaze, CueRecall), episode ``k`` ends at copy step
-    ``kE + E - 1``; its gradient reaches ``min(that step mod bptt_length, E - 1)``
-    steps back. Exact for such envs (tests check it against the measurement); None for
-    other agents, or for envs whose episodes vary in length.
-    """
-    if spec["agent"] != "ppo":
-        return None
-    from pomdp_bench.harness.training import build_agent  # the agent resolves its own defaults
-
-    with warnings.catch_warnings():  # old runs name superseded env versions on purpose
-        warnings.simplefilter("ignore", DeprecationWarning)
-        agent = build_agent(RunSpec.from_dict(spec))
-    length = getattr(getattr(agent.env, "_batch", None), "episode_length", None)
-    agent.env.close()
-    if length is None:
-        return None
-    settings = agent.settings
-    steps = math.ceil(spec["total_timesteps"] / settings.rollout_size) * settings.n_steps  # per copy
-    ends = np.arange(length - 1, steps, length)
-    reach = np.minimum(ends % settings.bptt_length, length - 1)
-    return (agent.n_envs * np.bincount(reach, minlength=settings.bptt_length)).tolist()  # every copy alike
-
-
 def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     """One row per stored run of ``suite`` (rows from :meth:`ResultStore.rows`)."""
     records = []
-    layouts: dict[str, list[int] | None] = {}  # by the spec without its seed
     for row in rows:
         spec, result = row["spec"], row["result"]
-        reach = result.get("gradient_reach")
-        # Runs stored before PPO measured its gradient reach (all of shipped envs: a
-        # carried card is newer) get it from the rollout layout.
-        if reach is None and row["status"] == "ok" and spec.get("card") is None:
-            layout_key = json_text({k: v for k, v in spec.items() if k != "seed"})
-            if layout_key not in layouts:
-                layouts[layout_key] = layout_reach(spec)
-            reach = layouts[layout_key]
+        reach = result.get("gradient_reach")  # older runs: filled by migrations.fill_gradient_reach
         error = result.get("error", "").strip().splitlines()
         records.append(
             {

@@ -277,3 +277,18 @@ class ResultStore:
                 "INSERT INTO suite_runs (suite, key) VALUES (?, ?)", [(suite, k) for k in keys]
             )
         return len(runs)
+
+    def update_results(self, changes: dict[str, dict[str, Any]]) -> int:
+        """Merge ``changes[key]`` into the stored result of each run ``key``, in one
+        transaction (a store migration: a field that older runs lack); returns the number
+        of runs changed. Unknown keys are refused."""
+        rows = dict(self._select_keys("SELECT key, result FROM runs WHERE key IN ({})", list(changes)))
+        missing = sorted(set(changes) - set(rows))
+        if missing:
+            raise ValueError(f"update_results: no stored runs {missing[:5]} in {self.path}")
+        with self._conn:
+            self._conn.executemany(
+                "UPDATE runs SET result = ? WHERE key = ?",
+                [(json.dumps({**json.loads(rows[k]), **v}), k) for k, v in changes.items()],
+            )
+        return len(changes)

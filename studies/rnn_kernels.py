@@ -1,4 +1,6 @@
-"""Why gru trains slower than lstm on a CPU: which kernels torch runs for each.
+"""Study (issue 20): which torch kernels gru and lstm run on a CPU, and why gru is slower; results in README, "Throughput".
+
+Why gru trains slower than lstm on a CPU: which kernels torch runs for each.
 
 For sequences of T = 32 steps, widths D = 2 (TMaze's observation) and H = 64, and
 batches of 16, 64 and 256 copies, times one forward and backward pass of
@@ -7,7 +9,7 @@ ATen operators each runs (``torch.profiler``): how many calls, and the share of 
 time in the top one. Prints a Markdown table, then tries torch's oneDNN RNN layer
 (``torch.mkldnn_rnn_layer``, what ``nn.LSTM`` runs on a CPU) with the GRU mode.
 
-    python scripts/rnn_kernels.py
+    python studies/rnn_kernels.py
 
 Run it alone on the machine: it measures speed.
 """

@@ -1,6 +1,8 @@
-"""Where does a T-Maze run spend its steps: walking the corridor, turning, or the cue? (issue 21)
+"""Study (issue 21): where a T-Maze run spends its steps (walk, turn, cue); results in README, "Corridor 100".
 
-Trains one run of ``scripts/tmaze100_heldout.py``'s corridor-100 lstm cell (a variant,
+Where does a T-Maze run spend its steps: walking the corridor, turning, or the cue? (issue 21)
+
+Trains one run of ``studies/tmaze100_heldout.py``'s corridor-100 lstm cell (a variant,
 a held-out seed; no stop rule, the whole cap), or with ``--active KIND`` the memory
 suite's active T-Maze cell of that kind, and at ``--points`` evenly spaced points plays
 256 fresh episodes with the policy as it samples in training and 256 as it acts in
@@ -18,9 +20,9 @@ evaluation (the most likely action), printing one JSON line per point (:func:`ph
   the turn probabilities and the critic's values, which tell a run that will never turn
   (``right_p`` 1.0000) from one whose actor lacks the cue that its critic holds.
 
-    python scripts/tmaze_phases.py --variant base --seed 6
-    python scripts/tmaze_phases.py --active lstm --seed 5
-    python scripts/tmaze_phases.py --active lstm --bptt 6 --seed 5
+    python studies/tmaze_phases.py --variant base --seed 6
+    python studies/tmaze_phases.py --active lstm --seed 5
+    python studies/tmaze_phases.py --active lstm --bptt 6 --seed 5
 
 Measured (README, "Corridor 100: the walk, the junction and the cue" and "The active T-Maze"): in
 the corridor-100 recipe the sampled walk lengthens by about 20 steps every 250k env

@@ -1,11 +1,13 @@
-"""How reliable is the horizon suite's T-Maze recipe at corridor 100? (issue 21)
+"""Study (issue 21): how often PPO-lstm solves T-Maze corridor 100 on held-out seeds; results in README, "Corridor 100".
+
+How reliable is the horizon suite's T-Maze recipe at corridor 100? (issue 21)
 
 Runs lstm (hidden 32, ``init: forget_bias``, ``obs_skip``, pieces of 101, 3M-step caps,
 the horizon suite's stop rule) on held-out seeds, never the suite's 0-4, under the
 suite's settings and variants of them, and prints one JSON line per run (also appended
 to ``--out``). Runs go one after another in this process, on one torch thread.
 
-    python scripts/tmaze100_heldout.py --variants base const1e-3 keep4 --seeds 5 6 7 8 9
+    python studies/tmaze100_heldout.py --variants base const1e-3 keep4 --seeds 5 6 7 8 9
 
 Measured (README, "Corridor 100: the walk, the junction and the cue"), solved of seeds 5-9: base 2,
 const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs8 1,

@@ -1,0 +1,72 @@
+"""The import graph runs one way (docs/DESIGN.md, "Layout"): no module imports a layer
+above its own, at module level or inside a function."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pomdp_bench
+
+PACKAGE = Path(pomdp_bench.__file__).parent
+
+# Each unit (a subpackage or a top-level module of pomdp_bench) and its layer; a unit may
+# import only units of lower layers. The package root (pomdp_bench/__init__.py) is the
+# public front door: it may import anything, and anything may read its version.
+LAYERS = {
+    "validation": 0,
+    "cards": 1,
+    "tuned": 2,
+    "envs": 2,
+    "memory": 2,
+    "agents": 3,
+    "harness": 4,
+    "run": 5,
+    "report": 5,
+    "tune": 5,
+    "demo": 5,
+}
+
+
+def _unit(module: str) -> str:
+    """``pomdp_bench.harness.run`` -> ``harness``; ``pomdp_bench.cards`` -> ``cards``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _imports() -> list[tuple[str, str, int, str]]:
+    """(importing file, imported module, line, importing unit) for every pomdp_bench import."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        module = ".".join(relative.parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            found += [(str(relative), name, node.lineno, _unit(module)) for name in names]
+    return found
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {
+        _unit(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)) for p in PACKAGE.rglob("*.py")
+    }
+    missing = sorted(units - set(LAYERS) - {"__init__"})
+    assert not missing, f"give these units a layer in LAYERS: {missing}"
+
+
+def test_no_module_imports_upward() -> None:
+    upward = []
+    for where, name, line, unit in _imports():
+        target = _unit(name)
+        if not name.startswith("pomdp_bench") or unit in ("", "__init__") or target in ("", unit):
+            continue
+        if LAYERS[target] >= LAYERS[unit]:
+            upward.append(
+                f"{where}:{line} ({unit}, layer {LAYERS[unit]}) imports {name} (layer {LAYERS[target]})"
+            )
+    assert not upward, "\n".join(upward)
