@@ -161,7 +161,7 @@ def test_register_memory_refuses_shipped_names_and_undecorated_options(monkeypat
     class Undecorated(MemoryOptions):  # its field would not be a dataclass field
         leak: float = 0.5
 
-    with pytest.raises(TypeError, match="decorated with @dataclasses.dataclass"):
+    with pytest.raises(TypeError, match=r"decorated with @dataclasses\.dataclass"):
         register_memory("leaky2", LeakyMemory, options=Undecorated)
     with pytest.raises(TypeError, match="options of kind='gru' must be a RNNOptions"):
         MemoryConfig("gru", options=LeakyOptions())
