@@ -26,8 +26,8 @@ import pytest
 import torch
 
 from pomdp_bench.memory import MEMORY_KINDS, build_memory
-from pomdp_bench.memory.linear_scan import linear_scan, linear_scan_sequential
-from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
+from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
+from pomdp_bench.memory.kernels.mamba_scan import selective_scan, selective_scan_sequential
 
 torch.set_num_threads(1)
 

@@ -11,11 +11,11 @@ from torch import nn
 
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory, contract
 from pomdp_bench.memory.contract import assert_states_close, lived_in_state, random_starts
-from pomdp_bench.memory.episodes import positions_in_episode
-from pomdp_bench.memory.linear_scan import linear_scan, linear_scan_sequential
-from pomdp_bench.memory.rnn_reference import masked_loop
-from pomdp_bench.memory.scan import selective_scan, selective_scan_sequential
-from pomdp_bench.memory.transformer import windowed_attention
+from pomdp_bench.memory.kernels.episodes import positions_in_episode
+from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
+from pomdp_bench.memory.kernels.mamba_scan import selective_scan, selective_scan_sequential
+from pomdp_bench.memory.kernels.rnn_reference import masked_loop
+from pomdp_bench.memory.kinds.transformer import windowed_attention
 
 from learning_tasks import PROOF_SYMBOLS, cue_batch, majority, train_recall
 
@@ -46,7 +46,7 @@ SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "r
 VARIANTS = (*MEMORY_KINDS, "transformer-nope", "transformer-relative")
 WITH_PARAMS = ("gru", "lstm", "transformer", "mamba", "lru", "s5", "ffm", "linear_attention", "gtrxl")
 # The kinds whose recurrence is linear_scan, and the modules that call it.
-SCAN_KINDS = {"lru": "ssm", "s5": "ssm", "ffm": "ffm", "linear_attention": "linear_attention"}
+SCAN_KINDS = {"lru": "ssm", "s5": "ssm", "ffm": "ffm", "linear_attention": "linear_attention"}  # in kinds/
 D = 5
 
 
@@ -105,7 +105,7 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "lru", "timescales": [1, 100]}, r"timescales\[0\] must be > 1.0"),
         ({"kind": "s5", "timescales": [50, 10]}, r"timescales\[1\] must be >= 50.0"),
         ({"kind": "lru", "timescales": [2, 10, 100]}, r"a pair \(shortest, longest\), got 3 values"),
-        ({"kind": "transformer", "gate_bias": 0.0}, "applies only to kind='gtrxl'"),
+        ({"kind": "transformer", "gate_bias": 0.0}, r"applies only to kind in \['gru', 'lstm', 'gtrxl'\]"),
         ({"kind": "lstm", "init": "chrono", "timescale": 10, "gate_bias": 4.0}, "init='forget_bias'"),
         ({"kind": "gru", "gate_bias": 4.0}, "init='forget_bias'"),
     ],
@@ -226,10 +226,17 @@ def test_settings_added_later_leave_stored_keys_alone():
     key's input) while it holds the default those runs had."""
     old = MemoryConfig("transformer", window=4)
     assert "position_encoding" not in old.to_dict()
-    assert old.to_dict() == {
-        f: getattr(old, f)
-        for f in MemoryConfig.field_names()
-        if f not in ("position_encoding", "timescale", "context_size", "timescales", "gate_bias")
+    assert old.to_dict() == {  # the five LegacyKeys too, as every shipped kind's run key has them
+        "kind": "transformer",
+        "hidden_size": 64,
+        "num_layers": 1,
+        "gradient_checkpoint": False,
+        "window": 4,
+        "num_heads": 4,
+        "d_state": 16,
+        "d_conv": 4,
+        "expand": 2,
+        "init": None,
     }
     nope = MemoryConfig("transformer", window=4, position_encoding="none")
     assert nope.to_dict()["position_encoding"] == "none"
@@ -537,7 +544,7 @@ def test_scan_kinds_equal_their_sequential_reference_in_values_and_gradients(kin
     gradients when its scan is swapped for the plain loop."""
     import importlib
 
-    module = importlib.import_module(f"pomdp_bench.memory.{SCAN_KINDS[kind]}")
+    module = importlib.import_module(f"pomdp_bench.memory.kinds.{SCAN_KINDS[kind]}")
     x = torch.randn(40, 3, D, generator=torch.Generator().manual_seed(5))
     starts = random_starts(40, 3, 0.1, 5)
     results = []
@@ -562,18 +569,20 @@ def test_linear_recurrence_inits_do_what_they_say():
     eigenvalues (real part -1/2), steps in [0.001, 0.1]; FFM: decays from 1/2 a step to
     1% after 1024 steps; linear attention: retention timescales 4..1024 over the heads;
     GTrXL: every gate starts mostly closed, passing its input through."""
-    from pomdp_bench.memory import ffm, linear_attention, ssm
+    from pomdp_bench.memory.kinds import ffm, linear_attention
+    from pomdp_bench.memory.kinds import lru as lru_kind
+    from pomdp_bench.memory.kinds import s5 as s5_kind
 
     lru = build_memory({"kind": "lru", "d_state": 256}, input_size=D).layers[0]
     lam, _ = lru.discretised()
-    assert lam.abs().min() >= ssm.LRU_R_MIN - 1e-6 and lam.abs().max() <= ssm.LRU_R_MAX + 1e-6
-    assert lam.angle().min() >= 0 and lam.angle().max() <= ssm.LRU_MAX_PHASE + 1e-6
+    assert lam.abs().min() >= lru_kind.LRU_R_MIN - 1e-6 and lam.abs().max() <= lru_kind.LRU_R_MAX + 1e-6
+    assert lam.angle().min() >= 0 and lam.angle().max() <= lru_kind.LRU_MAX_PHASE + 1e-6
     torch.testing.assert_close(lru.gamma_log.exp(), (1 - lam.abs().square()).sqrt(), atol=1e-5, rtol=1e-4)
     s5 = build_memory({"kind": "s5", "d_state": 8}, input_size=D).layers[0]
     torch.testing.assert_close(-s5.lambda_re_log.exp(), torch.full((8,), -0.5))
     assert bool((s5.lambda_im > 0).all()) and bool((s5.lambda_im.diff() > 0).all())
     dt = s5.log_dt.exp()
-    assert dt.min() >= ssm.S5_DT_MIN * 0.999 and dt.max() <= ssm.S5_DT_MAX * 1.001
+    assert dt.min() >= s5_kind.S5_DT_MIN * 0.999 and dt.max() <= s5_kind.S5_DT_MAX * 1.001
     cell = build_memory({"kind": "ffm", "d_state": 8, "context_size": 3}, input_size=D).layers[0]
     gamma = cell.decay()
     assert gamma.shape == (8, 3)
@@ -594,7 +603,8 @@ def test_timescales_and_gate_bias_set_the_initial_decays_and_gates():
     """``timescales=(2, 100)``: lru's |λ| on [1/2, 0.99], s5's |λ| = exp(-Δ/2) on the same
     range, linear attention's heads at τ 2..100; ``gate_bias`` sets every GTrXL gate.
     The defaults are the papers' ranges, so stored runs keep their weights."""
-    from pomdp_bench.memory import linear_attention, ssm
+    from pomdp_bench.memory.kinds import linear_attention
+    from pomdp_bench.memory.kinds import s5 as s5_kind
 
     def lam(kind: str, **settings) -> torch.Tensor:
         torch.manual_seed(0)
@@ -608,7 +618,9 @@ def test_timescales_and_gate_bias_set_the_initial_decays_and_gates():
         assert short.min() < 0.55 and short.max() > 0.98  # 256 draws cover the range
     # The defaults are the timescales that map back to the papers' ranges.
     torch.testing.assert_close(lam("lru"), lam("lru", timescales=[10, 1000]))
-    s5_default = [1 / -math.expm1(-dt / 2) for dt in (ssm.S5_DT_MAX, ssm.S5_DT_MIN)]  # about 20.5, 2000
+    s5_default = [
+        1 / -math.expm1(-dt / 2) for dt in (s5_kind.S5_DT_MAX, s5_kind.S5_DT_MIN)
+    ]  # about 20.5, 2000
     torch.testing.assert_close(lam("s5"), lam("s5", timescales=s5_default))
     heads = build_memory({"kind": "linear_attention", "timescales": (2, 100)}, input_size=D).blocks[0]
     tau = 1 / (1 - torch.sigmoid(heads.decay_logit))

@@ -186,7 +186,8 @@ class SACCritic(nn.Module):
         super().__init__()
         check_action_space(action_space, "SAC")
         self.discrete = isinstance(action_space, spaces.Discrete)
-        # A stateless memory forgets the previous action at once: leave it out.
+        # A stateless memory forgets the previous action at once: leave it out. The kind
+        # name on purpose: "none" is the feedforward baseline, the stateless memory.
         self.reads_prev_action = memory.kind != "none"
         in_size = flat_obs_size(observation_space)
         if self.reads_prev_action:

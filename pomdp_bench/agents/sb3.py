@@ -77,6 +77,7 @@ def copy_sb3_weights(sb3_model: RecurrentPPO, ppo: PPO) -> None:
     """
     src = sb3_model.policy
     dst = ppo.policy
+    # A kind name on purpose: RecurrentPPO's weights are nn.LSTM's, which only our lstm takes.
     if dst.actor_trunk.memory.kind != "lstm":
         raise ValueError(
             f"our PPO needs an lstm memory to take sb3-contrib's weights, has {dst.actor_trunk.memory.kind!r}"
@@ -156,7 +157,7 @@ class SB3RecurrentPPO:
         if memory is None and settings is None:
             memory = "lstm"  # the only memory RecurrentPPO has
         raw = PPOSettings.make(settings, **({} if memory is None else {"memory": memory}), **changes)
-        if raw.memory.kind != "lstm":
+        if raw.memory.kind != "lstm":  # a kind name on purpose: RecurrentPPO is LSTM-only
             raise ValueError(
                 f"sb3-contrib's RecurrentPPO has an LSTM memory only, got kind={raw.memory.kind!r}"
             )

@@ -37,8 +37,7 @@ from pomdp_bench.cards import get_card, load_cards
 from pomdp_bench.harness.backends import init_worker
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule
-from pomdp_bench.memory import MEMORY_KINDS
-from pomdp_bench.memory.config import TIMESCALES_KINDS
+from pomdp_bench.memory import MEMORY_KINDS, tuning_space
 
 
 def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any], int]:
@@ -51,31 +50,10 @@ def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any
     return get_agent(agent).load_search_space()(trial, horizon)
 
 
-# The initial memory spans tried for lru, s5 and linear_attention (MemoryConfig.timescales),
-# by name: their papers' ranges, or starting as short as 2 steps.
-TIMESCALES = {"default": None, "2-100": [2, 100], "2-1000": [2, 1000]}
-GATE_BIASES = [2.0, 0.0]  # gtrxl: the paper's near-closed gates, or half open
-
-
 def memory_config(trial: Any, kind: str, hidden: int) -> dict[str, Any]:
-    """The trial's memory: ``kind`` at ``hidden`` units; gru and lstm also try
-    ``init="forget_bias"`` against torch's default, lru, s5 and linear_attention the
-    initial ``timescales`` of :data:`TIMESCALES`, gtrxl the ``gate_bias`` values of
-    :data:`GATE_BIASES`."""
-    if kind == "none":
-        return {"kind": kind}
-    memory: dict[str, Any] = {"kind": kind, "hidden_size": hidden}
-    if kind in ("gru", "lstm"):
-        init = trial.suggest_categorical("memory_init", ["default", "forget_bias"])
-        if init != "default":
-            memory["init"] = init
-    if kind in TIMESCALES_KINDS:
-        spans = TIMESCALES[trial.suggest_categorical("memory_timescales", list(TIMESCALES))]
-        if spans is not None:
-            memory["timescales"] = spans
-    if kind == "gtrxl":
-        memory["gate_bias"] = trial.suggest_categorical("memory_gate_bias", GATE_BIASES)
-    return memory
+    """The trial's memory: ``kind`` at ``hidden`` units, with the settings the kind's own
+    tuning space samples (:func:`~pomdp_bench.memory.register_memory`'s ``tuning``)."""
+    return tuning_space(trial, kind, hidden)
 
 
 def run_value(result: RunResult, cap: int, penalty: float, objective: str = "steps") -> float:

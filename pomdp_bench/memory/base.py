@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
-from pomdp_bench.memory.config import MemoryConfig
+if TYPE_CHECKING:
+    from pomdp_bench.memory.config import MemoryConfig
 
 State = tuple[Tensor, ...]
 # One state tensor without its batch dimension: (shape, is_float). Integer entries are int64.
@@ -34,7 +36,7 @@ class Memory(nn.Module, ABC):
     """Base class of the memory kinds; build one with :func:`build_memory`.
 
     Attributes:
-        kind: the kind name, one of ``MEMORY_KINDS``.
+        kind: the kind name, one of ``MEMORY_KINDS`` or a registered kind.
         config: the :class:`MemoryConfig` it was built from.
         input_size: ``D``, the width of each input step.
         output_size: ``H``, the width of each output step.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch import Tensor
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
+from pomdp_bench.memory.options import LegacyKeys
+from pomdp_bench.memory.registry import register_memory
 
 
 class NoMemory(Memory):
@@ -25,3 +29,11 @@ class NoMemory(Memory):
 
     def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
         return x, ()
+
+
+def _tune_none(trial: Any, hidden: int) -> dict[str, Any]:
+    """A study's none: nothing to size or sample."""
+    return {}
+
+
+register_memory("none", NoMemory, options=LegacyKeys, tuning=_tune_none)

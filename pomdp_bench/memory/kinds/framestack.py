@@ -3,11 +3,29 @@ that POPGym ships."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from torch import Tensor
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.episodes import history_windows
+from pomdp_bench.memory.kernels.episodes import history_windows
+from pomdp_bench.memory.options import LegacyKeys
+from pomdp_bench.memory.registry import register_memory
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameStackOptions(LegacyKeys):
+    """Settings of ``framestack``.
+
+    Args:
+        window: how many inputs are concatenated. Default 32.
+    """
+
+    window: int = 32
+
+    def __post_init__(self) -> None:
+        self._check_ints("window")
 
 
 class FrameStackMemory(Memory):
@@ -33,3 +51,6 @@ class FrameStackMemory(Memory):
     def _forward(self, x: Tensor, state: State, starts: Tensor) -> tuple[Tensor, State]:
         windows, history = history_windows(x, state[0], starts)  # [T, B, window, D]
         return windows.flatten(2), (history,)
+
+
+register_memory("framestack", FrameStackMemory, options=FrameStackOptions)

@@ -10,12 +10,13 @@ Each layer is a pre-LayerNorm residual block around the Mamba mixer::
     out = out_proj(y * silu(z))
 
 Training runs the recurrence with the chunked parallel scan of
-:mod:`pomdp_bench.memory.scan`; acting (``T = 1``) takes the one-step recurrence.
+:mod:`pomdp_bench.memory.kernels.mamba_scan`; acting (``T = 1``) takes the one-step recurrence.
 An episode start zeroes both the convolution's input history and ``h``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 
@@ -25,11 +26,34 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.episodes import history_windows
-from pomdp_bench.memory.scan import selective_scan
+from pomdp_bench.memory.kernels.episodes import history_windows
+from pomdp_bench.memory.kernels.mamba_scan import selective_scan
+from pomdp_bench.memory.options import LegacyKeys
+from pomdp_bench.memory.registry import register_memory
+
+#: The inits of mamba. "mamba": step sizes Δ log-uniform in [0.001, 0.1].
+MAMBA_INITS: tuple[str | None, ...] = (None, "mamba")
 
 # The "mamba" init draws each channel's step size log-uniformly in this range.
 _DT_MIN, _DT_MAX = 1e-3, 1e-1
+
+
+@dataclasses.dataclass(frozen=True)
+class MambaOptions(LegacyKeys):
+    """Settings of ``mamba``.
+
+    Args:
+        d_state: state size ``N`` per channel. Default 16.
+        d_conv: causal depthwise convolution width. Default 4.
+        expand: the inner width is ``expand * hidden_size``. Default 2.
+    """
+
+    d_state: int = 16
+    d_conv: int = 4
+    expand: int = 2
+
+    def __post_init__(self) -> None:
+        self._check_ints("d_state", "d_conv", "expand")
 
 
 class MambaMixer(nn.Module):
@@ -129,3 +153,6 @@ class MambaMemory(Memory):
         """One pre-LayerNorm residual block: ``h + mixer(LN(h))``, and the layer's new state."""
         out, conv, ssm = self.mixers[layer](self.norms[layer](h), conv, ssm, starts)
         return h + out, conv, ssm
+
+
+register_memory("mamba", MambaMemory, options=MambaOptions, inits=MAMBA_INITS)

@@ -15,7 +15,7 @@ a trace after ``FFM_MAX_PERIOD`` steps, and ``ω = 2π / period`` with periods e
 spaced in ``[1, FFM_MAX_PERIOD]``; both are learned, and ``α`` is clamped below zero
 so the traces always decay. The paper computes the traces in closed form with a
 cumulative sum (which needs care with overflow over long sequences); here they are
-the diagonal recurrence of :func:`~pomdp_bench.memory.linear_scan.linear_scan`,
+the diagonal recurrence of :func:`~pomdp_bench.memory.kernels.linear_scan.linear_scan`,
 exact at any length, with ``γ = 0`` at an episode start.
 
 Layers stack: the first reads the ``D`` inputs, the rest their predecessor's ``H``
@@ -24,6 +24,7 @@ outputs. The complex state is kept as real pairs, ``[B, L, m, c, 2]``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -31,12 +32,31 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.linear_scan import linear_scan
+from pomdp_bench.memory.kernels.linear_scan import linear_scan
+from pomdp_bench.memory.options import LegacyKeys, added_setting
+from pomdp_bench.memory.registry import register_memory
 
 # The longest initial period and trace span, in steps (the paper's default).
 FFM_MAX_PERIOD = 1024
 _FORGOTTEN_AT = 0.01  # a trace is forgotten at this fraction of its input
 _ALPHA_MAX = -1e-6  # α is clamped to at most this: every trace decays
+
+
+@dataclasses.dataclass(frozen=True)
+class FFMOptions(LegacyKeys):
+    """Settings of ``ffm``.
+
+    Args:
+        d_state: traces ``m`` per layer. Default 16.
+        context_size: frequencies ``c`` per trace (the state holds
+            ``d_state * context_size`` complex numbers per layer). Default 4.
+    """
+
+    d_state: int = 16
+    context_size: int = added_setting(4)
+
+    def __post_init__(self) -> None:
+        self._check_ints("d_state", "context_size")
 
 
 class FFMLayer(nn.Module):
@@ -99,3 +119,6 @@ class FFMMemory(Memory):
             h, last = self._maybe_checkpoint(cell, h, s0, keep)
             finals.append(torch.view_as_real(last))
         return h, (torch.stack(finals, 1),)
+
+
+register_memory("ffm", FFMMemory, options=FFMOptions)

@@ -1,6 +1,6 @@
 """The plain reference for ``gru`` and ``lstm``: a masked loop, one step at a time.
 
-This is what :class:`~pomdp_bench.memory.rnn.RecurrentMemory` computes, written the
+This is what :class:`~pomdp_bench.memory.kinds.rnn.RecurrentMemory` computes, written the
 way CleanRL writes it (``for h, d in zip(hidden, done)``): before each step, the
 state of every copy that starts an episode there is zeroed, then torch's own
 ``nn.GRU`` / ``nn.LSTM`` takes the step. ``rnn.py`` gets the same numbers from cell

@@ -1,11 +1,14 @@
-"""``lru`` and ``s5``: diagonal complex state-space layers trained with a parallel scan.
+"""What ``lru`` and ``s5`` share: diagonal complex state-space layers trained with a
+parallel scan, and their settings (:class:`SSMOptions`). Each kind's module
+(:mod:`~pomdp_bench.memory.kinds.lru`, :mod:`~pomdp_bench.memory.kinds.s5`) gives its
+layer and registers it.
 
 Both run, per layer and copy, the diagonal linear recurrence over ``N`` complex states::
 
     h[t] = λ ⊙ h[t-1] + B̄ u[t]          # λ [N] complex, |λ| < 1; B̄ [N, H] complex
     y[t] = Re(C h[t]) + D ⊙ u[t]        # C [H, N] complex, D [H] real
 
-with :func:`~pomdp_bench.memory.linear_scan.linear_scan` (``λ = 0`` at an episode
+with :func:`~pomdp_bench.memory.kernels.linear_scan.linear_scan` (``λ = 0`` at an episode
 start). They differ in how ``λ`` and ``B̄`` are parameterised:
 
 - **lru**, the Linear Recurrent Unit (Orvieto et al., "Resurrecting Recurrent Neural
@@ -31,6 +34,7 @@ kept as real pairs, ``[B, L, N, 2]``, so buffers handle it like any other.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import partial
 
@@ -40,33 +44,35 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.linear_scan import linear_scan
-
-# LRU's init ring for |λ| and its largest initial phase: the values the paper uses for
-# its long-range tasks (sCIFAR, ListOps; its Table 10), where memory spans hundreds of steps.
-LRU_R_MIN, LRU_R_MAX, LRU_MAX_PHASE = 0.9, 0.999, math.pi / 10
-# S5's initial step sizes Δ, log-uniform in this range.
-S5_DT_MIN, S5_DT_MAX = 1e-3, 1e-1
+from pomdp_bench.memory.kernels.linear_scan import linear_scan
+from pomdp_bench.memory.options import LegacyKeys, added_setting, check_timescales
 
 
-def lru_ring(timescales: tuple[float, float] | None) -> tuple[float, float]:
-    """LRU's init ring ``(r_min, r_max)`` for ``|λ|``: the paper's, or ``1 - 1/τ`` at the
-    ends of ``timescales`` (see ``MemoryConfig.timescales``)."""
-    if timescales is None:
-        return LRU_R_MIN, LRU_R_MAX
-    return 1 - 1 / timescales[0], 1 - 1 / timescales[1]
+@dataclasses.dataclass(frozen=True)
+class SSMOptions(LegacyKeys):
+    """Settings of ``lru`` and ``s5``.
+
+    Args:
+        d_state: complex states ``N`` per layer. Default 16.
+        timescales: ``(shortest, longest)``, the initial memory spans of the decays,
+            in steps, where a decay ``λ`` per step keeps a state for
+            ``τ = 1 / (1 - |λ|)`` steps (both > 1). lru draws ``|λ|`` on the ring
+            ``[1 - 1/shortest, 1 - 1/longest]``; s5 draws its steps ``Δ`` log-uniform
+            so that ``|λ| = exp(-Δ/2)`` spans the same range. None (default) keeps the
+            papers' ranges: lru ``|λ|`` in [0.9, 0.999] (τ 10 to 1000), s5 ``Δ`` in
+            [0.001, 0.1] (τ about 20 to 2000). Short spans (2 steps) let a layer take a
+            difference of consecutive inputs, as a velocity needs.
+    """
+
+    d_state: int = 16
+    timescales: tuple[float, float] | None = added_setting(None)
+
+    def __post_init__(self) -> None:
+        self._check_ints("d_state")
+        object.__setattr__(self, "timescales", check_timescales(self.timescales))
 
 
-def s5_steps(timescales: tuple[float, float] | None) -> tuple[float, float]:
-    """S5's range ``(Δ_min, Δ_max)`` for its initial steps: the paper's, or the steps for
-    which ``|λ| = exp(-Δ/2)`` (HiPPO-N's real part is -1/2) equals ``1 - 1/τ`` at the
-    ends of ``timescales``."""
-    if timescales is None:
-        return S5_DT_MIN, S5_DT_MAX
-    return -2 * math.log1p(-1 / timescales[1]), -2 * math.log1p(-1 / timescales[0])
-
-
-class _DiagonalLayer(nn.Module):
+class DiagonalLayer(nn.Module):
     """One diagonal complex recurrence ``[T, B, H] -> [T, B, H]``; subclasses give
     ``λ`` and ``B̄`` (:meth:`discretised`) and take ``(hidden_size, d_state,
     timescales)``."""
@@ -95,69 +101,6 @@ class _DiagonalLayer(nn.Module):
         return y, h[-1]
 
 
-class LRULayer(_DiagonalLayer):
-    """The Linear Recurrent Unit: ``λ = exp(-exp(ν) + i exp(θ))``, input normalised by γ."""
-
-    def __init__(self, hidden_size: int, d_state: int, timescales: tuple[float, float] | None = None) -> None:
-        super().__init__(hidden_size, d_state)
-        # |λ| uniform on the ring [r_min, r_max] (its area, as the paper draws it).
-        r_min, r_max = lru_ring(timescales)
-        u1, u2 = torch.rand(d_state), torch.rand(d_state)
-        radius_sq = u1 * (r_max**2 - r_min**2) + r_min**2
-        self.nu_log = nn.Parameter(torch.log(-0.5 * torch.log(radius_sq)))
-        self.theta_log = nn.Parameter(torch.log(LRU_MAX_PHASE * u2 + 1e-8))
-        self.gamma_log = nn.Parameter(0.5 * torch.log(1 - radius_sq))  # log sqrt(1 - |λ|²)
-        self.b_re = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
-        self.b_im = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
-
-    def discretised(self) -> tuple[Tensor, Tensor]:
-        lam = torch.exp(torch.complex(-torch.exp(self.nu_log), torch.exp(self.theta_log)))
-        b_bar = torch.complex(self.b_re, self.b_im) * torch.exp(self.gamma_log).unsqueeze(-1)
-        return lam, b_bar
-
-
-def hippo_n_eigenvalues(size: int) -> Tensor:
-    """The ``size`` eigenvalues with positive imaginary part of the ``2 * size`` HiPPO-N
-    matrix (the normal part of HiPPO-LegS), sorted by imaginary part: ``[size]`` complex.
-
-    HiPPO-LegS is ``A[n, k] = -sqrt((2n+1)(2k+1))`` below the diagonal and ``-(n+1)`` on
-    it; adding ``P Pᵀ`` with ``P[n] = sqrt(n + 1/2)`` leaves ``-1/2 I`` plus a skew matrix,
-    whose eigenvalues are ``-1/2 ± iω``.
-    """
-    n = 2 * size
-    index = torch.arange(n, dtype=torch.float64)
-    q = torch.sqrt(2 * index + 1)
-    legs = -torch.tril(torch.outer(q, q), -1) - torch.diag(index + 1)
-    p = torch.sqrt(index + 0.5)
-    normal = legs + torch.outer(p, p)
-    eig = torch.linalg.eigvals(normal)
-    upper = eig[eig.imag > 0]
-    return upper[torch.argsort(upper.imag)][:size].to(torch.complex64)
-
-
-class S5Layer(_DiagonalLayer):
-    """S5: continuous ``Λ`` from HiPPO-N, a learned step per state, zero-order hold."""
-
-    output_scale = 2.0
-
-    def __init__(self, hidden_size: int, d_state: int, timescales: tuple[float, float] | None = None) -> None:
-        super().__init__(hidden_size, d_state)
-        lam = hippo_n_eigenvalues(d_state)
-        self.lambda_re_log = nn.Parameter(torch.log(-lam.real))  # Re Λ = -exp(·) < 0
-        self.lambda_im = nn.Parameter(lam.imag.clone())
-        dt_min, dt_max = s5_steps(timescales)
-        log_dt = torch.empty(d_state).uniform_(math.log(dt_min), math.log(dt_max))
-        self.log_dt = nn.Parameter(log_dt)
-        self.b_re = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
-        self.b_im = nn.Parameter(torch.randn(d_state, hidden_size) / math.sqrt(2 * hidden_size))
-
-    def discretised(self) -> tuple[Tensor, Tensor]:
-        cont = torch.complex(-torch.exp(self.lambda_re_log), self.lambda_im)  # Λ [N]
-        lam = torch.exp(cont * torch.exp(self.log_dt))
-        b_bar = ((lam - 1) / cont).unsqueeze(-1) * torch.complex(self.b_re, self.b_im)
-        return lam, b_bar
-
-
 class DiagonalSSMMemory(Memory):
     """Stacked diagonal complex SSM layers (lru or s5): ``[T, B, D] -> [T, B, H]``.
 
@@ -166,7 +109,7 @@ class DiagonalSSMMemory(Memory):
     """
 
     trains_through_time = True
-    layer_class: type[_DiagonalLayer]
+    layer_class: type[DiagonalLayer]
 
     def __init__(self, config: MemoryConfig, input_size: int) -> None:
         super().__init__(config, input_size, output_size=config.hidden_size)
@@ -197,17 +140,3 @@ class DiagonalSSMMemory(Memory):
         """One residual block: ``h + GLU(GELU(layer(LN(h))))``, and the layer's last state."""
         y, last = self.layers[layer](self.norms[layer](h), h0, keep)
         return h + F.glu(self.glus[layer](F.gelu(y)), dim=-1), last
-
-
-class LRUMemory(DiagonalSSMMemory):
-    """``lru``: stacked Linear Recurrent Units (see the module docstring)."""
-
-    kind = "lru"
-    layer_class = LRULayer
-
-
-class S5Memory(DiagonalSSMMemory):
-    """``s5``: stacked S5 layers (see the module docstring)."""
-
-    kind = "s5"
-    layer_class = S5Layer

@@ -1,6 +1,6 @@
 """The fast path of ``gru`` and ``lstm``: episode resets inside one fused RNN call.
 
-:mod:`pomdp_bench.memory.rnn_reference` says what is computed (a masked loop, one
+:mod:`pomdp_bench.memory.kernels.rnn_reference` says what is computed (a masked loop, one
 step at a time); this module computes the same numbers, values and gradients
 (``tests/test_memory.py``), fast.
 

@@ -11,7 +11,7 @@ Softmax attention over the episode is replaced by a feature map ``φ(x) = elu(x)
 
 so every step attends to the whole episode so far, at a cost per step that does not
 grow with it. ``S`` is the diagonal recurrence of
-:func:`~pomdp_bench.memory.linear_scan.linear_scan` (decay 0 at an episode start).
+:func:`~pomdp_bench.memory.kernels.linear_scan.linear_scan` (decay 0 at an episode start).
 
 The decay ``γ`` is learned per head (a retention factor, as RetNet's; Sun et al.
 2023), starting at ``1 - 1/τ`` with timescales ``τ`` spaced geometrically from 4 to
@@ -26,13 +26,23 @@ final LayerNorm.
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.linear_scan import linear_scan
+from pomdp_bench.memory.kernels.linear_scan import linear_scan
+from pomdp_bench.memory.options import (
+    LegacyKeys,
+    added_setting,
+    check_heads,
+    check_timescales,
+    tune_timescales,
+)
+from pomdp_bench.memory.registry import register_memory
 
 _EPS = 1e-6  # keeps the normaliser away from zero
 # The initial retention timescales, in steps, spread geometrically over the heads.
@@ -50,6 +60,28 @@ def initial_decay_logits(num_heads: int, timescales: tuple[float, float] | None 
             torch.log10(torch.tensor(shortest)), torch.log10(torch.tensor(longest)), num_heads
         )
     return torch.log(tau - 1)  # logit(1 - 1/τ) = log(τ - 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearAttentionOptions(LegacyKeys):
+    """Settings of ``linear_attention``.
+
+    Args:
+        num_heads: attention heads; must divide ``hidden_size``. Default 4.
+        timescales: ``(shortest, longest)``, the heads' initial retention spans in
+            steps (both > 1), spaced geometrically over the heads. None (default):
+            ``(TIMESCALE_MIN, TIMESCALE_MAX)``, τ 4 to 1024.
+    """
+
+    num_heads: int = 4
+    timescales: tuple[float, float] | None = added_setting(None)
+
+    def __post_init__(self) -> None:
+        self._check_ints("num_heads")
+        object.__setattr__(self, "timescales", check_timescales(self.timescales))
+
+    def check(self, config: MemoryConfig) -> None:
+        check_heads(config, self.num_heads)
 
 
 class LinearAttentionBlock(nn.Module):
@@ -117,3 +149,8 @@ class LinearAttentionMemory(Memory):
             h, last = self._maybe_checkpoint(block, h, sums[:, layer], keep)
             finals.append(last)
         return self.final_norm(h), (torch.stack(finals, 1),)
+
+
+register_memory(
+    "linear_attention", LinearAttentionMemory, options=LinearAttentionOptions, tuning=tune_timescales
+)

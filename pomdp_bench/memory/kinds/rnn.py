@@ -1,6 +1,9 @@
-"""``gru`` and ``lstm``: multi-layer ``nn.GRU`` / ``nn.LSTM`` with resets inside the forward.
+"""What ``gru`` and ``lstm`` share: multi-layer ``nn.GRU`` / ``nn.LSTM`` with resets inside
+the forward, their settings (:class:`RNNOptions`), inits and tuning space. Each kind's
+module (:mod:`~pomdp_bench.memory.kinds.gru`, :mod:`~pomdp_bench.memory.kinds.lstm`)
+registers them.
 
-What it computes is the plain masked loop of :mod:`pomdp_bench.memory.rnn_reference`:
+What it computes is the plain masked loop of :mod:`pomdp_bench.memory.kernels.rnn_reference`:
 before each step, the state of every copy that starts an episode there is zeroed.
 How it computes it depends on the batch:
 
@@ -8,7 +11,7 @@ How it computes it depends on the batch:
   layer's fixed cost is about 3x the cell's);
 - no episode start after step 0: the fused ``nn.GRU`` / ``nn.LSTM``, once;
 - starts inside the sequence: still the fused kernel, once per layer, with extra
-  reset and hold steps (:mod:`pomdp_bench.memory.rnn_fused` explains how).
+  reset and hold steps (:mod:`pomdp_bench.memory.kernels.rnn_fused` explains how).
 
 ``tests/test_memory.py`` holds all three equal to the reference, values and gradients,
 for one and two layers.
@@ -16,12 +19,77 @@ for one and two layers.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import torch
 from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.rnn_fused import FusedResets, stack_layers
+from pomdp_bench.memory.kernels.rnn_fused import FusedResets, stack_layers
+from pomdp_bench.memory.options import LegacyKeys, added_setting
+from pomdp_bench.validation import check_float, check_int
+
+#: The ``init`` values gru and lstm understand. None: torch's defaults. "orthogonal":
+#: weights orthogonal, biases zero. "forget_bias": torch's weights, biases zero except
+#: the gate that keeps the state (LSTM's forget gate, GRU's update gate) at
+#: ``gate_bias`` (default 2), so an untrained state keeps sigmoid(2) = 88% a step
+#: instead of half, and a gradient reaches a cue 20 steps back. "chrono": Tallec &
+#: Ollivier's chrono initialisation (ICLR 2018) for ``timescale`` steps: biases zero
+#: except the keep gate's, drawn per unit as ``log(U(1, timescale - 1))`` (LSTM: the
+#: input gate's is its negative), so the units' untrained memory spans are spread up
+#: to the horizon.
+RNN_INITS: tuple[str | None, ...] = (None, "orthogonal", "forget_bias", "chrono")
+_GATE_BIAS = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RNNOptions(LegacyKeys):
+    """Settings of ``gru`` and ``lstm`` (see :data:`RNN_INITS` for their inits).
+
+    Args:
+        timescale: with ``init="chrono"`` only (and required there): the longest
+            memory span, in steps, the keep-gate biases are drawn for; set it to the
+            task's memory horizon. Default None.
+        gate_bias: with ``init="forget_bias"`` only: the keep gate's initial bias (2,
+            the default: 88% kept a step, 8% over 20 steps; 4: 98%, 16% over 100 steps).
+    """
+
+    timescale: int | None = added_setting(None)
+    gate_bias: float = added_setting(_GATE_BIAS)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gate_bias", check_float("gate_bias", self.gate_bias))
+
+    def check(self, config: MemoryConfig) -> None:
+        if config.init == "chrono":
+            if self.timescale is None:
+                raise ValueError(
+                    "init='chrono' needs timescale, the longest memory span in steps "
+                    "(the task's memory horizon), an int >= 2; got None"
+                )
+            check_int("timescale", self.timescale, minimum=2)
+        elif self.timescale is not None:
+            raise ValueError(
+                f"timescale={self.timescale!r} applies only to init='chrono', not init={config.init!r}"
+            )
+        if config.init != "forget_bias" and self.gate_bias != _GATE_BIAS:
+            raise ValueError(
+                f"gate_bias={self.gate_bias!r} applies to {config.kind} only with init='forget_bias', "
+                f"not init={config.init!r}"
+            )
+
+
+def tune_rnn(trial: Any, hidden: int) -> dict[str, Any]:
+    """A study's gru or lstm: ``hidden`` units, ``init="forget_bias"`` against torch's
+    default (Optuna parameter ``"memory_init"``)."""
+    memory: dict[str, Any] = {"hidden_size": hidden}
+    init = trial.suggest_categorical("memory_init", ["default", "forget_bias"])
+    if init != "default":
+        memory["init"] = init
+    return memory
+
 
 _WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 

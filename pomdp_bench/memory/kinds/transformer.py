@@ -24,6 +24,7 @@ at a time and running a whole sequence still compute the same thing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -32,7 +33,49 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.episodes import lag_mask, positions_in_episode
+from pomdp_bench.memory.kernels.episodes import lag_mask, positions_in_episode
+from pomdp_bench.memory.options import LegacyKeys, added_setting, check_heads
+from pomdp_bench.memory.registry import register_memory
+from pomdp_bench.validation import check_choice
+
+#: The position encodings; see :class:`TransformerOptions`.
+POSITION_ENCODINGS: tuple[str, ...] = ("sinusoidal", "none", "relative")
+#: The inits of transformer and gtrxl. "gpt2": every linear kernel drawn from
+#: N(0, 0.02²), biases zero.
+TRANSFORMER_INITS: tuple[str | None, ...] = (None, "gpt2")
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerOptions(LegacyKeys):
+    """Settings of ``transformer`` (and ``gtrxl``).
+
+    Args:
+        window: a step attends to itself and the ``window - 1`` steps before it in
+            its episode. Default 32.
+        num_heads: attention heads; must divide ``hidden_size``. Default 4.
+        position_encoding: "sinusoidal" (default): a sine/cosine embedding of the
+            step's position within its episode is added to the input, so a step knows
+            how far into the episode it is (positions later than any seen in training
+            are out of distribution). "none": no embedding; the causal window alone
+            orders the steps, and a long episode looks the same at every position (on
+            MaskedCartPole, where episodes grow to 500 steps, this learns far faster;
+            see ``scripts/ppo_masked_cartpole.py``), but attention cannot tell the
+            earlier steps of the window apart. "relative": no embedding, and each
+            attention head learns a bias per lag (0 to ``window - 1`` steps back)
+            added to its scores (T5-style relative positions): order within the
+            window without absolute positions.
+    """
+
+    window: int = 32
+    num_heads: int = 4
+    position_encoding: str = added_setting("sinusoidal")
+
+    def __post_init__(self) -> None:
+        self._check_ints("window", "num_heads")
+        check_choice("position_encoding", self.position_encoding, POSITION_ENCODINGS)
+
+    def check(self, config: MemoryConfig) -> None:
+        check_heads(config, self.num_heads)
 
 
 def sinusoidal_embedding(positions: Tensor, size: int) -> Tensor:
@@ -247,3 +290,6 @@ class TransformerMemory(Memory):
         recent = torch.cat([inputs, x.transpose(0, 1)], dim=1)[:, inputs.shape[1] + x.shape[0] - context :]
         valid = lag_mask(next_position.unsqueeze(0), context + 1)[0, :, :-1]  # [B, C]
         return self.final_norm(h), (recent * valid.to(x.dtype).unsqueeze(-1), next_position)
+
+
+register_memory("transformer", TransformerMemory, options=TransformerOptions, inits=TRANSFORMER_INITS)

@@ -9,11 +9,11 @@ Two changes to the transformer that the paper found make it train in RL:
   that path;
 - **GRU-type gating in place of the residual connections**: each sublayer's output
   ``y`` joins the stream ``x`` through a gate ``g(x, y)`` (:class:`GRUGate`) whose
-  update bias starts at ``GATE_BIAS = 2`` (``MemoryConfig.gate_bias``), so an
+  update bias starts at ``GATE_BIAS = 2`` (:class:`GTrXLOptions`), so an
   untrained block passes ``x`` almost unchanged and the network starts close to a
   Markovian policy.
 
-Everything else is :class:`~pomdp_bench.memory.transformer.TransformerMemory`'s:
+Everything else is :class:`~pomdp_bench.memory.kinds.transformer.TransformerMemory`'s:
 attention over the last ``window`` steps of the episode, its position encodings, and
 its memory of past steps (the last inputs, whose keys and values every call
 recomputes with the current weights, in place of Transformer-XL's cache of hidden
@@ -22,15 +22,51 @@ states from older weights).
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from pomdp_bench.memory.config import MemoryConfig
-from pomdp_bench.memory.transformer import TransformerBlock, TransformerMemory
+from pomdp_bench.memory.kinds.transformer import (
+    TRANSFORMER_INITS,
+    TransformerBlock,
+    TransformerMemory,
+    TransformerOptions,
+)
+from pomdp_bench.memory.options import added_setting
+from pomdp_bench.memory.registry import register_memory
+from pomdp_bench.validation import check_float
 
 #: The update gate's initial bias ``b_g``: the paper's value, which starts every gate near identity.
 GATE_BIAS = 2.0
+#: The gate biases a study tries: the paper's near-closed gates, or half open.
+GATE_BIASES: list[float] = [2.0, 0.0]
+
+
+@dataclasses.dataclass(frozen=True)
+class GTrXLOptions(TransformerOptions):
+    """Settings of ``gtrxl``: the transformer's (:class:`TransformerOptions`), and
+
+    Args:
+        gate_bias: the update gates' initial bias ``b_g``; each gate starts letting
+            through about ``sigmoid(-gate_bias)`` of its sublayer (2, the default and
+            the paper's value: 12%; 0: half).
+    """
+
+    gate_bias: float = added_setting(GATE_BIAS)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "gate_bias", check_float("gate_bias", self.gate_bias))
+
+
+def tune_gtrxl(trial: Any, hidden: int) -> dict[str, Any]:
+    """A study's gtrxl: ``hidden`` units and a gate bias of :data:`GATE_BIASES` (Optuna
+    parameter ``"memory_gate_bias"``)."""
+    return {"hidden_size": hidden, "gate_bias": trial.suggest_categorical("memory_gate_bias", GATE_BIASES)}
 
 
 class GRUGate(nn.Module):
@@ -75,7 +111,7 @@ class GatedTransformerBlock(TransformerBlock):
 
 
 class GTrXLMemory(TransformerMemory):
-    """``gtrxl``: :class:`~pomdp_bench.memory.transformer.TransformerMemory` with gated
+    """``gtrxl``: :class:`~pomdp_bench.memory.kinds.transformer.TransformerMemory` with gated
     blocks (:class:`GatedTransformerBlock`); the same state and settings."""
 
     kind = "gtrxl"
@@ -87,3 +123,6 @@ class GTrXLMemory(TransformerMemory):
             for block in self.blocks:
                 block.attn_gate.bias.fill_(config.gate_bias)
                 block.mlp_gate.bias.fill_(config.gate_bias)
+
+
+register_memory("gtrxl", GTrXLMemory, options=GTrXLOptions, inits=TRANSFORMER_INITS, tuning=tune_gtrxl)

@@ -1,0 +1,10 @@
+"""The arithmetic the memory kinds share: scans, the fused RNN with resets, episode masks.
+
+- :mod:`~pomdp_bench.memory.kernels.linear_scan`: the diagonal linear recurrence
+  (lru, s5, ffm, linear_attention).
+- :mod:`~pomdp_bench.memory.kernels.mamba_scan`: Mamba's selective scan.
+- :mod:`~pomdp_bench.memory.kernels.rnn_fused`: torch's fused GRU/LSTM across episode
+  starts; :mod:`~pomdp_bench.memory.kernels.rnn_reference` is the plain loop it equals.
+- :mod:`~pomdp_bench.memory.kernels.episodes`: positions within episodes, lag masks,
+  the windows of past inputs.
+"""

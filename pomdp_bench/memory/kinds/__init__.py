@@ -1,0 +1,34 @@
+"""The shipped memory kinds, one module each; importing a module registers its kind.
+
+Each module holds the kind's class, its own settings (a
+:class:`~pomdp_bench.memory.options.MemoryOptions` dataclass), the inits it
+understands and its tuning space, registered in one
+:func:`~pomdp_bench.memory.register_memory` call. ``rnn`` and ``ssm`` hold what gru
+and lstm, and lru and s5, share.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pomdp_bench.memory.registry import memory_kinds, seal_shipped
+
+#: The shipped kinds, in the order tables and plots list them; each is a module here.
+MEMORY_KINDS: tuple[str, ...] = (
+    "none",
+    "framestack",
+    "gru",
+    "lstm",
+    "transformer",
+    "mamba",
+    "lru",
+    "s5",
+    "ffm",
+    "linear_attention",
+    "gtrxl",
+)
+
+for _kind in MEMORY_KINDS:
+    importlib.import_module(f"{__name__}.{_kind}")
+assert memory_kinds()[: len(MEMORY_KINDS)] == MEMORY_KINDS, memory_kinds()
+seal_shipped(MEMORY_KINDS)
