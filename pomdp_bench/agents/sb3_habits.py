@@ -86,7 +86,7 @@ def from_policy_kwargs(
     sizes = {
         ours: policy_kwargs[theirs] for theirs, ours in _MEMORY_KWARGS.items() if theirs in policy_kwargs
     }
-    if sizes:
+    if sizes:  # kind names on purpose: SB3's lstm_* kwargs size RecurrentPPO's LSTM, our lstm
         config = MemoryConfig.from_any("lstm" if memory is None else memory).to_dict()
         if config["kind"] != "lstm":
             raise ValueError(

@@ -353,6 +353,7 @@ class SACSettings(AgentSettings):
         check_int("burn_in", self.burn_in, minimum=0)
         check_int("sequence_length", self.sequence_length, minimum=1)
         check_bool("stored_state", self.stored_state)
+        # a kind name on purpose: "none" is the stateless memory, with no state to store
         if self.stored_state and self.memory.kind == "none":  # type: ignore[union-attr]
             raise ValueError(
                 f"stored_state=True needs a memory to store: pass memory= (one of {list(MEMORY_KINDS[1:])}) "

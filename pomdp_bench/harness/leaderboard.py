@@ -415,7 +415,7 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
             (cells["env_id"] == cell["env_id"])
             & (cells["env_kwargs"] == cell["env_kwargs"])
             & (cells["agent"] == cell["agent"])
-            & (cells["memory"] == "none")
+            & (cells["memory"] == "none")  # a kind name on purpose: the memoryless baseline
             & (cells["n_seeds"] > 0)
         ]
         if card.ff_ceiling_source == "analytic":

@@ -104,7 +104,7 @@ class RunSpec:
 
     @property
     def memory_kind(self) -> str:
-        return str(self.memory.get("kind", "none"))
+        return str(self.memory.get("kind", "none"))  # no memory given: the memoryless baseline
 
     @property
     def make_id(self) -> str:
