@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from pomdp_bench.harness.store import (
     ResultStore,
     StoreError,
     claim_timeout,
+    owner_alive,
 )
 from pomdp_bench.harness.suites import expand, load_suite
 
@@ -34,8 +36,8 @@ TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
 DEADLINE = 240.0  # seconds: generous, for a loaded 2-core machine
 
 
-def tiny_suite(tmp_path: Path, steps: int = 1536) -> Path:
-    """Four runs (two memory kinds, two seeds) of a second or two each."""
+def tiny_suite(tmp_path: Path, steps: int = 512) -> Path:
+    """Four runs (two memory kinds, two seeds) of about a second each."""
     path = tmp_path / "tiny.yaml"
     path.write_text(
         textwrap.dedent(
@@ -147,6 +149,21 @@ def test_claim_heartbeat_takeover_and_release_between_two_connections(tmp_path: 
         assert a.claim(other, timeout=10) == "claimed"
         assert a.release([other]) == 1
         assert b.claim(other, timeout=10) == "claimed"
+
+
+def test_a_claim_of_an_exited_process_of_this_host_is_free_at_once(tmp_path: Path) -> None:
+    key, second = (s.key() for s in spec_of(tmp_path)[:2])
+    exited = subprocess.Popen([sys.executable, "-c", "pass"])
+    exited.wait()
+    host = socket.gethostname()
+    assert not owner_alive(f"{host}:{exited.pid}:t0")
+    assert owner_alive(f"{host}:{os.getpid()}:t1") and owner_alive(f"elsewhere:{exited.pid}:t2")
+    with ResultStore(tmp_path, owner=f"{host}:{exited.pid}:t0") as dead, ResultStore(tmp_path) as other:
+        assert dead.claim(key, timeout=600) == "claimed"
+        assert other.claim(key, timeout=600) == "claimed"  # the heartbeat is fresh, its owner gone
+    with ResultStore(tmp_path, owner=f"{host}:{os.getpid()}:t1") as live, ResultStore(tmp_path) as other:
+        assert live.claim(second, timeout=600) == "claimed"
+        assert other.claim(second, timeout=600) == "held"  # this process lives: wait for its heartbeat
 
 
 def test_a_failed_run_is_retried_once_across_processes(tmp_path: Path) -> None:

@@ -135,7 +135,13 @@ def _run_in_ray(spec_data: dict[str, Any]) -> dict[str, Any]:
 
 def _ray_system_errors(ray: Any) -> tuple[type[BaseException], ...]:
     """Ray's exceptions for a task whose worker or node died (not the task's own error)."""
-    names = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "ObjectLostError", "OutOfMemoryError")
+    names = (
+        "WorkerCrashedError",
+        "NodeDiedError",
+        "LocalRayletDiedError",
+        "ObjectLostError",
+        "OutOfMemoryError",
+    )
     return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
 
 

@@ -10,8 +10,9 @@ Several processes may sweep into one store at once (on one machine or sharing a
 folder): each claims a run in the store just before training it and skips runs
 another process has claimed (see :meth:`ResultStore.claim`). When its own work is
 done, a process waits for the runs others still hold, and takes over any whose
-owner stopped sending heartbeats for the claim timeout (a dead process), so the
-suite finishes while one process survives.
+owner stopped sending heartbeats for the claim timeout (a dead process; at once
+when the owner was a process of this host that has exited), so the suite
+finishes while one process survives, and rerunning a killed sweep resumes at once.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pomdp_bench.harness.store import (
     ResultStore,
     StoreError,
     claim_timeout,
+    owner_alive,
 )
 from pomdp_bench.harness.suites import available_suites, env_source, expand, load_suite
 from pomdp_bench.memory import MEMORY_KINDS
@@ -458,13 +460,14 @@ def _claimed_runs(
     retry_failed: bool,
 ) -> Any:
     """Run ``todo`` on ``backend``, claiming each run just before it starts; yields
-    ``(spec, result)`` as runs end.
+        ``(spec, result)`` as runs end.
 
-    A run another process holds is skipped. Once the rest are done, this waits for the
-    held runs: it polls the claims every ``min(timeout / 4, 5)`` seconds, saying what it
-    waits for, and starts another round over the runs whose claim is gone (stored, or
-    released) or stale (no heartbeat for ``timeout`` seconds); :meth:`ResultStore.claim`
-    then decides each. It ends when every run is stored, by this process or another.
+        A run another process holds is skipped. Once the rest are done, this waits for the
+        held runs: it polls the claims every ``min(timeout / 4, 5)`` seconds, saying what it
+        waits for, and starts another round over the runs whose claim is gone (stored, or
+        released) or stale (no heartbeat for ``timeout`` seconds, or an owner on this host
+    that has exited); :meth:`ResultStore.claim`
+        then decides each. It ends when every run is stored, by this process or another.
     """
     failed_before = provenance.now()
     held: dict[str, RunSpec] = {}
@@ -497,7 +500,10 @@ def _wait_for_claims(
         free = [
             spec
             for key, spec in held.items()
-            if key not in claims or claims[key]["age"] >= timeout or claims[key]["owner"] == store.owner
+            if key not in claims
+            or claims[key]["age"] >= timeout
+            or claims[key]["owner"] == store.owner
+            or not owner_alive(claims[key]["owner"])
         ]
         if free:
             return free

@@ -10,7 +10,8 @@ A run being trained is *claimed* (table ``claims``): its owner (host, pid and a
 random token) refreshes a heartbeat while it trains, and the claim goes away in
 the transaction that writes the run. Another process sharing the store skips a
 claimed run; a claim whose heartbeat is older than the claim timeout belongs to
-a dead process and is taken over. See :meth:`ResultStore.claim`.
+a dead process and is taken over, at once if the owner was a process of this
+host that no longer exists. See :meth:`ResultStore.claim`.
 
 The file carries a layout version (``PRAGMA user_version``, :data:`STORE_VERSION`).
 A store of an older layout is migrated in place the first time a run, claim or
@@ -131,6 +132,23 @@ def new_owner() -> str:
     """A claim owner name unique to this process and call: ``host:pid:token`` (the
     random token keeps a reused pid from passing for a dead owner)."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def owner_alive(owner: str) -> bool:
+    """False when ``owner`` (:func:`new_owner`'s ``host:pid:token``) names a process of this
+    host that no longer exists, so its claims are free at once; True otherwise (another
+    host's process: only its heartbeat tells)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _check_file(path: Path) -> None:
@@ -322,7 +340,8 @@ class ResultStore:
 
         Returns:
             ``"claimed"``: this store now holds the claim (it had it already, the run was
-            unclaimed, or its owner's heartbeat was older than ``timeout``); ``"done"``:
+            unclaimed, its owner's heartbeat was older than ``timeout``, or its owner was a
+            process of this host that has exited, see :func:`owner_alive`); ``"done"``:
             the run is stored (and not to be retried); ``"held"``: another owner holds a
             live claim.
         """
@@ -338,7 +357,12 @@ class ResultStore:
                     return "done"
             now = self._clock()
             held = conn.execute("SELECT owner, heartbeat FROM claims WHERE key = ?", (key,)).fetchone()
-            if held is not None and held[0] != self.owner and now - held[1] < timeout:
+            if (
+                held is not None
+                and held[0] != self.owner
+                and now - held[1] < timeout
+                and owner_alive(held[0])
+            ):
                 return "held"
             conn.execute(
                 "INSERT OR REPLACE INTO claims (key, owner, claimed_at, heartbeat) VALUES (?, ?, ?, ?)",
