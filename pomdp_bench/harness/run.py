@@ -313,7 +313,8 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
             with ResultStore(out) as store:
                 rows = store.rows()
         except StoreError as err:
-            raise SystemExit(f"python -m pomdp_bench.run: error: {err}") from None
+            print(f"python -m pomdp_bench.run: error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
     done = {row["key"]: row["status"] for row in rows}
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
