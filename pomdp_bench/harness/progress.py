@@ -72,6 +72,16 @@ class SweepProgress:
         else:
             print(f"[{self.done}/{self.total}] {spec.label()}: {what}", file=self.stream, flush=True)
 
+    def skipped(self, spec: RunSpec, why: str) -> None:
+        """A run counted in ``total`` that this sweep will not train (``why``: e.g. another
+        process stored it)."""
+        self.total -= 1
+        if self._overall is not None:
+            self._overall.total = self.total
+            self._overall.refresh()
+        else:
+            print(f"[skip] {spec.label()}: {why}", file=self.stream, flush=True)
+
     def close(self) -> None:
         for bar in self._bars.values():
             bar.close()

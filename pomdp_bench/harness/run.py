@@ -5,6 +5,14 @@ the results store, executes the rest on a local process pool or on Ray, writes
 each run to the store the moment it finishes, then regenerates the suite's
 leaderboard CSVs and figures. Interrupt it at any point and rerun the same
 command: it picks up where it stopped.
+
+Several processes may sweep into one store at once (on one machine or sharing a
+folder): each claims a run in the store just before training it and skips runs
+another process has claimed (see :meth:`ResultStore.claim`). When its own work is
+done, a process waits for the runs others still hold, and takes over any whose
+owner stopped sending heartbeats for the claim timeout (a dead process; at once
+when the owner was a process of this host that has exited), so the suite
+finishes while one process survives, and rerunning a killed sweep resumes at once.
 """
 
 from __future__ import annotations
@@ -25,7 +33,16 @@ from pomdp_bench.harness import provenance
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.rates import default_rate
 from pomdp_bench.harness.spec import RunSpec
-from pomdp_bench.harness.store import STORE_FILENAME, ResultStore
+from pomdp_bench.harness.store import (
+    CLAIM_TIMEOUT_ENV,
+    DEFAULT_CLAIM_TIMEOUT,
+    STORE_FILENAME,
+    Heartbeat,
+    ResultStore,
+    StoreError,
+    claim_timeout,
+    owner_alive,
+)
 from pomdp_bench.harness.suites import available_suites, env_source, expand, load_suite
 from pomdp_bench.memory import MEMORY_KINDS
 
@@ -91,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="print the runs and an estimated time, run nothing"
     )
     parser.add_argument("--retry-failed", action="store_true", help="rerun runs stored as failed")
+    parser.add_argument(
+        "--claim-timeout",
+        type=float,
+        metavar="S",
+        help="seconds without a heartbeat after which a run claimed by another process sharing "
+        f"the store counts as abandoned and is taken over (default: ${CLAIM_TIMEOUT_ENV} or "
+        f"{DEFAULT_CLAIM_TIMEOUT:.0f})",
+    )
     parser.add_argument("--no-report", action="store_true", help="do not write leaderboards after the sweep")
     parser.add_argument(
         "--cards",
@@ -219,8 +244,12 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
     one and writes nothing."""
     rows: list[dict[str, Any]] = []
     if (out / STORE_FILENAME).is_file():
-        with ResultStore(out) as store:
-            rows = store.rows()
+        try:
+            with ResultStore(out) as store:
+                rows = store.rows()
+        except StoreError as err:
+            print(f"python -m pomdp_bench.run: error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
     done = {row["key"]: row["status"] for row in rows}
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
@@ -305,7 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if args.dry_run:  # writes nothing, not even an empty store
         return _dry_run(specs, out, args)
-    store = ResultStore(out)
+    try:
+        timeout = claim_timeout(args.claim_timeout)
+        store = ResultStore(out)
+    except (StoreError, ValueError) as err:
+        parser.error(str(err))
     done = store.status(s.key() for s in specs)
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
@@ -333,10 +366,12 @@ def main(argv: list[str] | None = None) -> int:
             from pomdp_bench.harness.backends import LocalBackend
 
             backend = LocalBackend(args.workers, gpus=gpus if args.device == "cuda" else 0)
-        for spec, result in backend.run(todo, progress):
-            store.write(spec, result, git_commit=commit, machine=host)
-            progress.finished(spec, result)
+        with Heartbeat(out, store.owner, timeout / 4):
+            for spec, result in _claimed_runs(backend, store, todo, progress, timeout, args.retry_failed):
+                store.write(spec, result, git_commit=commit, machine=host)  # and releases its claim
+                progress.finished(spec, result)
     finally:
+        store.release()  # the claims of runs cut short (an exception, Ctrl-C)
         progress.close()
         store.finish_sweep(sweep_id, time.perf_counter() - start, progress.done)
         if backend is not None and hasattr(backend, "shutdown"):
@@ -355,6 +390,75 @@ def main(argv: list[str] | None = None) -> int:
         print(f"leaderboards written to {target}/ ({len(paths)} files)", file=sys.stderr)
     store.close()
     return 0
+
+
+def _claimed_runs(
+    backend: Any,
+    store: ResultStore,
+    todo: list[RunSpec],
+    progress: SweepProgress,
+    timeout: float,
+    retry_failed: bool,
+) -> Any:
+    """Run ``todo`` on ``backend``, claiming each run just before it starts; yields
+        ``(spec, result)`` as runs end.
+
+        A run another process holds is skipped. Once the rest are done, this waits for the
+        held runs: it polls the claims every ``min(timeout / 4, 5)`` seconds, saying what it
+        waits for, and starts another round over the runs whose claim is gone (stored, or
+        released) or stale (no heartbeat for ``timeout`` seconds, or an owner on this host
+    that has exited); :meth:`ResultStore.claim`
+        then decides each. It ends when every run is stored, by this process or another.
+    """
+    failed_before = provenance.now()
+    held: dict[str, RunSpec] = {}
+
+    def claim(spec: RunSpec) -> bool:
+        outcome = store.claim(spec.key(), timeout, retry_failed, failed_before)
+        if outcome == "held":
+            held[spec.key()] = spec
+        else:
+            held.pop(spec.key(), None)
+        if outcome == "done":
+            progress.skipped(spec, "stored by another process")
+        return outcome == "claimed"
+
+    specs = todo
+    while specs:
+        yield from backend.run(specs, progress, claim)
+        specs = _wait_for_claims(store, held, timeout, progress)
+
+
+def _wait_for_claims(
+    store: ResultStore, held: dict[str, RunSpec], timeout: float, progress: SweepProgress
+) -> list[RunSpec]:
+    """Wait until a run in ``held`` is no longer claimed by a live owner; returns those
+    runs (empty when ``held`` is)."""
+    poll = min(timeout / 4, 5.0)
+    said, said_at = "", 0.0
+    while held:
+        claims = {c["key"]: c for c in store.claims()}
+        free = [
+            spec
+            for key, spec in held.items()
+            if key not in claims
+            or claims[key]["age"] >= timeout
+            or claims[key]["owner"] == store.owner
+            or not owner_alive(claims[key]["owner"])
+        ]
+        if free:
+            return free
+        owners = sorted({claims[k]["owner"] for k in held})
+        message = (
+            f"waiting for {len(held)} run(s) claimed by other process(es) ({', '.join(owners)}); "
+            f"a claim without a heartbeat for {timeout:.0f} s is taken over"
+        )
+        if message != said or time.monotonic() - said_at >= 30:
+            oldest = max(claims[k]["age"] for k in held)
+            print(f"{message} (oldest heartbeat {oldest:.0f} s ago)", file=progress.stream, flush=True)
+            said, said_at = message, time.monotonic()
+        time.sleep(poll)
+    return []
 
 
 if __name__ == "__main__":

@@ -5,15 +5,34 @@ it finishes, so a sweep that is killed at any moment loses only the runs in
 flight: a rerun skips every finished row and never writes one twice (the spec
 hash is the primary key). A failed run is stored with its error; it is skipped
 too unless the sweep asks to retry failures.
+
+A run being trained is *claimed* (table ``claims``): its owner (host, pid and a
+random token) refreshes a heartbeat while it trains, and the claim goes away in
+the transaction that writes the run. Another process sharing the store skips a
+claimed run; a claim whose heartbeat is older than the claim timeout belongs to
+a dead process and is taken over, at once if the owner was a process of this
+host that no longer exists. See :meth:`ResultStore.claim`.
+
+The file carries a layout version (``PRAGMA user_version``, :data:`STORE_VERSION`).
+A store of an older layout is migrated in place the first time a run, claim or
+link is written to it; reading never changes the file. A file that is not a
+store, is damaged, or comes from a newer pomdp-bench raises :class:`StoreError`
+and is left untouched.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 import sqlite3
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pomdp_bench.harness.provenance import now
 from pomdp_bench.harness.spec import RunResult, RunSpec
@@ -53,26 +72,207 @@ CREATE TABLE IF NOT EXISTS suite_runs (
     key TEXT NOT NULL,
     PRIMARY KEY (suite, key)
 );
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    claimed_at REAL NOT NULL,
+    heartbeat REAL NOT NULL
+);
 """
 
 STORE_FILENAME = "results.sqlite"
+
+STORE_VERSION = 1
+"""The store layout this package writes (``PRAGMA user_version``). 0: a store from
+before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``."""
+
+DEFAULT_CLAIM_TIMEOUT = 120.0
+"""Seconds without a heartbeat after which a claim counts as abandoned (its owner
+died) and another process may take the run over. The owner refreshes its claims
+every quarter of the timeout. Override with ``--claim-timeout`` or the environment
+variable ``POMDP_BENCH_CLAIM_TIMEOUT``."""
+
+CLAIM_TIMEOUT_ENV = "POMDP_BENCH_CLAIM_TIMEOUT"
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_WHAT_TO_DO = "move it aside or pass another --results folder"
+
+ClaimOutcome = Literal["claimed", "done", "held"]
+
+
+class StoreError(ValueError):
+    """A results store file that this package cannot use: not an SQLite database, a
+    damaged one, another program's database, or a store of a newer layout. The
+    message names the file and what to do; the file is left as it was."""
+
+
+def claim_timeout(value: float | str | None = None) -> float:
+    """The claim timeout in seconds: ``value`` if given, else the environment variable
+    ``POMDP_BENCH_CLAIM_TIMEOUT``, else :data:`DEFAULT_CLAIM_TIMEOUT`.
+
+    Raises:
+        ValueError: the value is not a number of seconds above 0.
+    """
+    source = "the claim timeout"
+    if value is None:
+        value = os.environ.get(CLAIM_TIMEOUT_ENV)
+        source = CLAIM_TIMEOUT_ENV
+    if value is None or value == "":
+        return DEFAULT_CLAIM_TIMEOUT
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} must be a number of seconds above 0, got {value!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"{source} must be a number of seconds above 0, got {value!r}")
+    return seconds
+
+
+def new_owner() -> str:
+    """A claim owner name unique to this process and call: ``host:pid:token`` (the
+    random token keeps a reused pid from passing for a dead owner)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def owner_alive(owner: str) -> bool:
+    """False when ``owner`` (:func:`new_owner`'s ``host:pid:token``) names a process of this
+    host that no longer exists, so its claims are free at once; True otherwise (another
+    host's process: only its heartbeat tells)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a file that is not an SQLite database, before SQLite touches it.
+
+    Raises:
+        StoreError: the file is neither empty nor an SQLite database.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:  # SQLite's own reading of an empty file: a new database
+        return
+    with path.open("rb") as handle:
+        head = handle.read(len(_SQLITE_MAGIC))
+    if head != _SQLITE_MAGIC:
+        raise StoreError(
+            f"{path} is not a pomdp-bench results store (file is not an SQLite database); {_WHAT_TO_DO}"
+        )
 
 
 class ResultStore:
     """A results store in ``<out>/results.sqlite``.
 
+    Opening checks the file and reads it only: a new (missing or empty) file gets the
+    current layout at once, an older layout is migrated when this store first writes.
+
     Args:
         out: the output folder (created if missing).
+        owner: the name under which this store's claims are held (default:
+            :func:`new_owner`, unique to this object).
+        clock: seconds since the epoch, for heartbeats (tests pass a fake one).
+
+    Raises:
+        StoreError: the file is not a pomdp-bench results store, is damaged, or was
+            written by a newer pomdp-bench (the message names the file and what to do).
     """
 
-    def __init__(self, out: str | Path) -> None:
+    def __init__(
+        self, out: str | Path, owner: str | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.path = Path(out) / STORE_FILENAME
+        self.owner = owner or new_owner()
+        self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_file(self.path)
         self._conn = sqlite3.connect(self.path, timeout=60.0)
+        try:
+            self.version = self._read_version()
+        except BaseException:
+            self._conn.close()
+            raise
+        if self.version is None:  # a new store
+            self._migrate()
+
+    def _read_version(self) -> int | None:
+        """The file's layout version (None: a new, empty database), read without writing.
+
+        Raises:
+            StoreError: damaged, not a results store, or of a newer layout.
+        """
+        try:
+            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            check = self._conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.DatabaseError as err:
+            reason = "file is not a database" if "not a database" in str(err) else f"damaged: {err}"
+            raise StoreError(
+                f"{self.path} is not a usable pomdp-bench results store ({reason}); {_WHAT_TO_DO}"
+            ) from err
+        if check != "ok":
+            raise StoreError(
+                f"{self.path} is not a usable pomdp-bench results store (damaged: {check}); {_WHAT_TO_DO}"
+            )
+        if version > STORE_VERSION:
+            raise StoreError(
+                f"{self.path} is a results store of layout version {version}, written by a newer "
+                f"pomdp-bench; this one reads versions up to {STORE_VERSION}: upgrade pomdp-bench to use it"
+            )
+        if not tables and version == 0:
+            return None
+        if "runs" not in tables:
+            raise StoreError(
+                f"{self.path} is an SQLite database but not a pomdp-bench results store (it has no runs "
+                f"table; tables: {', '.join(sorted(tables))}); {_WHAT_TO_DO}"
+            )
+        return version
+
+    def _migrate(self) -> None:
+        """Bring the file to :data:`STORE_VERSION` (idempotent; safe when several
+        processes open the same store at once)."""
+        if self.version == STORE_VERSION:
+            return
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.executescript(_SCHEMA)
+        with self._immediate():
+            current = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            if current < STORE_VERSION:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {STORE_VERSION}")
+        self.version = STORE_VERSION
+
+    def _has_claims(self) -> bool:
+        """Whether the file has the claims table yet (another process may have migrated it)."""
+        if self.version != STORE_VERSION:
+            self.version = int(self._conn.execute("PRAGMA user_version").fetchone()[0]) or self.version
+        return self.version == STORE_VERSION
+
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that takes the write lock at its start, so its reads and
+        writes are atomic against other processes."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._conn.commit()
 
     def close(self) -> None:
+        """Close the connection (claims stay: release them first, or let them go stale)."""
         self._conn.close()
 
     def __enter__(self) -> ResultStore:
@@ -87,6 +287,7 @@ class ResultStore:
 
     def link(self, suite: str, specs: Iterable[RunSpec]) -> None:
         """Record that ``specs`` belong to ``suite`` (a run may serve several suites)."""
+        self._migrate()
         with self._conn:
             self._conn.executemany(
                 "INSERT OR IGNORE INTO suite_runs (suite, key) VALUES (?, ?)",
@@ -94,8 +295,10 @@ class ResultStore:
             )
 
     def write(self, spec: RunSpec, result: RunResult, git_commit: str = "", machine: str = "") -> None:
-        """Store one run and its curve in one transaction (replacing a failed attempt)."""
+        """Store one run and its curve in one transaction (replacing a failed attempt), and
+        release this store's claim on it in the same transaction."""
         key = spec.key()
+        self._migrate()
         with self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO runs (key, spec, status, final_return, steps_per_second, wall_seconds,"
@@ -119,9 +322,94 @@ class ResultStore:
                 "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)",
                 [(key, int(t), float(r)) for t, r in result.curve],
             )
+            self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
+
+    def claim(
+        self, key: str, timeout: float, retry_failed: bool = False, failed_before: str | None = None
+    ) -> ClaimOutcome:
+        """Claim the run ``key`` for training, atomically against other processes.
+
+        Args:
+            key: the run's key (:meth:`RunSpec.key`).
+            timeout: seconds without a heartbeat after which another owner's claim is
+                abandoned and taken over.
+            retry_failed: a run stored as failed is to be trained again.
+            failed_before: with ``retry_failed``, only a failure stored before this time
+                (:func:`~pomdp_bench.harness.provenance.now`'s format) is retried: a newer
+                one is another process's retry in this sweep.
+
+        Returns:
+            ``"claimed"``: this store now holds the claim (it had it already, the run was
+            unclaimed, its owner's heartbeat was older than ``timeout``, or its owner was a
+            process of this host that has exited, see :func:`owner_alive`); ``"done"``:
+            the run is stored (and not to be retried); ``"held"``: another owner holds a
+            live claim.
+        """
+        timeout = _positive(timeout, "timeout")
+        self._migrate()
+        with self._immediate() as conn:
+            row = conn.execute("SELECT status, created_at FROM runs WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                status, created = row
+                retry = status != "ok" and retry_failed and (failed_before is None or created < failed_before)
+                if not retry:
+                    conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
+                    return "done"
+            now = self._clock()
+            held = conn.execute("SELECT owner, heartbeat FROM claims WHERE key = ?", (key,)).fetchone()
+            if (
+                held is not None
+                and held[0] != self.owner
+                and now - held[1] < timeout
+                and owner_alive(held[0])
+            ):
+                return "held"
+            conn.execute(
+                "INSERT OR REPLACE INTO claims (key, owner, claimed_at, heartbeat) VALUES (?, ?, ?, ?)",
+                (key, self.owner, now, now),
+            )
+        return "claimed"
+
+    def heartbeat(self) -> int:
+        """Refresh the heartbeat of every claim this store holds; returns how many."""
+        if not self._has_claims():
+            return 0
+        with self._conn:
+            cur = self._conn.execute(
+                "UPDATE claims SET heartbeat = ? WHERE owner = ?", (self._clock(), self.owner)
+            )
+        return cur.rowcount
+
+    def release(self, keys: Iterable[str] | None = None) -> int:
+        """Drop this store's claims on ``keys`` (default: all it holds), e.g. when runs
+        are abandoned without a result; returns how many were dropped."""
+        if not self._has_claims():
+            return 0
+        with self._conn:
+            if keys is None:
+                cur = self._conn.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+            else:
+                cur = self._conn.executemany(
+                    "DELETE FROM claims WHERE key = ? AND owner = ?", [(k, self.owner) for k in keys]
+                )
+        return cur.rowcount
+
+    def claims(self) -> list[dict[str, Any]]:
+        """Every claim in the store: ``key``, ``owner``, ``claimed_at`` and ``heartbeat``
+        (seconds since the epoch), and ``age`` (seconds since the heartbeat)."""
+        if not self._has_claims():
+            return []
+        now = self._clock()
+        return [
+            {"key": k, "owner": o, "claimed_at": c, "heartbeat": h, "age": now - h}
+            for k, o, c, h in self._conn.execute(
+                "SELECT key, owner, claimed_at, heartbeat FROM claims ORDER BY key"
+            )
+        ]
 
     def start_sweep(self, suite: str, command: str, git_commit: str, machine: str) -> int:
         """Record that a sweep of ``suite`` started; returns its id for :meth:`finish_sweep`."""
+        self._migrate()
         with self._conn:
             cur = self._conn.execute(
                 "INSERT INTO sweeps (suite, command, git_commit, machine, started_at) VALUES (?, ?, ?, ?, ?)",
@@ -130,6 +418,8 @@ class ResultStore:
         return int(cur.lastrowid)
 
     def finish_sweep(self, sweep_id: int, wall_seconds: float, n_runs: int) -> None:
+        """Record that the sweep ``sweep_id`` ended after ``wall_seconds`` with ``n_runs`` runs."""
+        self._migrate()
         with self._conn:
             self._conn.execute(
                 "UPDATE sweeps SET finished_at = ?, wall_seconds = ?, n_runs = ? WHERE rowid = ?",
@@ -197,6 +487,7 @@ class ResultStore:
         tables. They stay stored (another suite may link them; git keeps the rest).
         """
         keep = set(keys)
+        self._migrate()
         linked = [r[0] for r in self._conn.execute("SELECT key FROM suite_runs WHERE suite = ?", (suite,))]
         stale = sorted(k for k in linked if k not in keep)
         with self._conn:
@@ -227,6 +518,7 @@ class ResultStore:
         if held:
             raise ValueError(f"copy_runs: this store holds run {held[0]!r} already ({len(held)} held)")
         curves = source.curves(keys)
+        self._migrate()
         with self._conn:
             if runs:
                 self._conn.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs)
@@ -256,6 +548,7 @@ class ResultStore:
         sweeps = source._conn.execute(
             "SELECT * FROM sweeps WHERE suite = ? ORDER BY rowid", (suite,)
         ).fetchall()
+        self._migrate()
         with self._conn:
             self._conn.execute("DELETE FROM suite_runs WHERE suite = ?", (suite,))
             self._conn.execute("DELETE FROM sweeps WHERE suite = ?", (suite,))
@@ -286,9 +579,66 @@ class ResultStore:
         missing = sorted(set(changes) - set(rows))
         if missing:
             raise ValueError(f"update_results: no stored runs {missing[:5]} in {self.path}")
+        self._migrate()
         with self._conn:
             self._conn.executemany(
                 "UPDATE runs SET result = ? WHERE key = ?",
                 [(json.dumps({**json.loads(rows[k]), **v}), k) for k, v in changes.items()],
             )
         return len(changes)
+
+
+def _positive(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__} {value!r}")
+    if not value > 0:
+        raise ValueError(f"{name} must be above 0 seconds, got {value!r}")
+    return float(value)
+
+
+class Heartbeat:
+    """Refreshes the claims of ``owner`` in the store at ``out`` every ``interval``
+    seconds, on a thread with its own connection, until :meth:`stop` (or the end of a
+    ``with`` block).
+
+    Args:
+        out: the results folder.
+        owner: the claims' owner (:attr:`ResultStore.owner`).
+        interval: seconds between refreshes (a quarter of the claim timeout).
+    """
+
+    def __init__(self, out: str | Path, owner: str, interval: float) -> None:
+        self.interval = _positive(interval, "interval")
+        self._out, self._owner = out, owner
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="pomdp-bench-heartbeat", daemon=True)
+        self.beats = 0
+
+    def start(self) -> Heartbeat:
+        """Start the thread; returns self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop refreshing and wait for the thread."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def __enter__(self) -> Heartbeat:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self) -> None:
+        store = ResultStore(self._out, owner=self._owner)
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    store.heartbeat()
+                    self.beats += 1
+                except sqlite3.OperationalError:  # locked past the busy timeout: try next time
+                    continue
+        finally:
+            store.close()
