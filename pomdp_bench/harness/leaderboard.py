@@ -5,17 +5,10 @@ are over the seeds whose run finished. The column schemas below are the
 published contract: :func:`schema_markdown` renders them into
 ``leaderboards/README.md`` and a test checks the committed CSVs against them.
 
-The verdict (``learned``) reads a *two-level* 95% percentile
-bootstrap interval of the mean return (:func:`two_level_interval`): it resamples
-the seeds and, within each seed, its evaluation episodes, so it holds against the
-noise of a finite evaluation as well as the spread over seeds. A seed-level
-interval alone lets a constant memoryless policy "beat" the ceiling whenever its
-evaluation episodes happen to favour its answer (measured on 1,000 simulated
-constant-policy cells: 12% on CueRecall and 10% on TMaze with the episodes adjacent
-seeds shared before 0.2.0, 7% and 8% with independent ones; the two-level interval
-1% and 0.5%; ``tests/test_verdict.py``). The IQM interval stays seed-level (rliable's). We use
-scipy rather than rliable because rliable 1.2 pins ``arch<8``, whose 7.x releases
-fail to import with pandas 3.
+The verdict (``learned``) reads a *two-level* 95% percentile bootstrap interval of
+the mean return (:func:`two_level_interval`): it resamples the seeds and, within each
+seed, its evaluation episodes. The IQM interval stays seed-level (rliable's). Why two
+levels, and why scipy rather than rliable: docs/notes/verdict-interval.md.
 """
 
 from __future__ import annotations
