@@ -19,6 +19,9 @@ from typing import Any
 import gymnasium as gym
 import yaml
 
+from pomdp_bench.formulas import check_formula, evaluate_formula
+from pomdp_bench.validation import ArgumentTypeError, check_import_path
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -32,6 +35,38 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"pomdp_bench data folder {name!r} not found next to {_PACKAGE_DIR}")
+
+
+#: The card fields that hold a formula of the kwargs (:mod:`pomdp_bench.formulas`).
+FORMULA_FIELDS = ("memory_horizon_formula", "ff_ceiling_formula", "episode_length_formula")
+
+
+def check_card_data(env_id: str, card: Mapping[str, Any]) -> None:
+    """Refuse a card (its keys as a mapping) whose fields would run code: a card is
+    checked when it is read, so a bad one fails before anything runs.
+
+    Each of :data:`FORMULA_FIELDS` that is given must be arithmetic on the card's kwargs
+    (:func:`pomdp_bench.formulas.check_formula`); ``entry_point`` and
+    ``vector_entry_point``, when given, must be ``"module:Name"`` (dotted identifiers,
+    :func:`pomdp_bench.validation.check_import_path`). Gymnasium imports that module when
+    the env is made: a card with an entry point is a trust decision, like ``pip install``.
+
+    Raises:
+        ValueError: a formula is refused (the message names the formula, the card and
+            what a formula may hold), an entry point has another form, or ``kwargs`` is
+            not a mapping.
+    """
+    kwargs = card.get("kwargs") or {}
+    if not isinstance(kwargs, Mapping):
+        raise ArgumentTypeError(f"card {env_id}: kwargs must be a mapping of kwarg names, got {kwargs!r}")
+    for name in FORMULA_FIELDS:
+        formula = card.get(name)
+        if formula is not None and formula != "":  # absent: the card's plain number holds
+            check_formula(formula, kwargs.keys(), card=env_id, field=name)
+    for name in ("entry_point", "vector_entry_point"):
+        value = card.get(name)
+        if value:  # "" or None: another module registers the env, or it has no vector twin
+            check_import_path(value, what=f"card {env_id}: {name}", attribute=True)
 
 
 @dataclass(frozen=True)
@@ -112,16 +147,14 @@ class EnvCard:
             return None
         return int(self._evaluate("episode_length_formula", self.episode_length_formula, env_kwargs))
 
-    def _evaluate(self, name: str, formula: str, env_kwargs: dict[str, Any] | None) -> Any:
-        """Arithmetic on kwarg names (the card's kwargs, then ``env_kwargs``)."""
+    def _evaluate(self, name: str, formula: str, env_kwargs: dict[str, Any] | None) -> int | float:
+        """Arithmetic on kwarg names (the card's kwargs, then ``env_kwargs``), read as data
+        by :func:`pomdp_bench.formulas.evaluate_formula`, never ``eval``."""
         names = {**self.kwargs, **(env_kwargs or {})}
-        code = compile(formula, f"<{self.id} {name}>", "eval")
-        unknown = set(code.co_names) - set(names)
-        if unknown:
-            raise ValueError(f"card {self.id}: {name} names unknown kwargs {sorted(unknown)}")
-        return eval(code, {"__builtins__": {}}, names)
+        return evaluate_formula(formula, names, card=self.id, field=name)
 
     def __post_init__(self) -> None:
+        check_card_data(self.id, self.__dict__)
         if self.ff_ceiling_source not in ("analytic", "empirical"):
             raise ValueError(
                 f"card {self.id}: ff_ceiling_source must be 'analytic' or 'empirical', "

@@ -66,3 +66,60 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool,)) and type(value).__name__ != "bool_":
         raise ArgumentTypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
     return bool(value)
+
+
+def check_module_name(value: Any, *, what: str = "module") -> str:
+    """Return ``value`` if it is a dotted module name (``"popgym"``, ``"mypkg.envs"``).
+
+    Each dot-separated part must be a Python identifier (``str.isidentifier``); nothing
+    else is read from it. Use it on a module name that data (a suite, a card, a save)
+    asks to import, before importing it.
+
+    Raises:
+        ArgumentTypeError: ``value`` is not a string.
+        ValueError: ``value`` is not dotted identifiers (the message names it and the
+            valid form).
+    """
+    if not isinstance(value, str):
+        raise ArgumentTypeError(
+            f"{what} must be a module name (dotted identifiers, e.g. 'mypkg.envs'), "
+            f"got {value!r} of type {type(value).__name__}"
+        )
+    if not all(part.isidentifier() for part in value.split(".")):
+        raise ValueError(
+            f"{what} must be a module name: identifiers separated by dots, e.g. 'mypkg.envs'; got {value!r}"
+        )
+    return value
+
+
+def check_import_path(value: Any, *, what: str = "import path", attribute: bool = False) -> str:
+    """Return ``value`` if it is ``"module:Name"`` (or, unless ``attribute``, ``"module"``).
+
+    ``module`` is dotted identifiers and ``Name`` one identifier (each checked with
+    ``str.isidentifier``); nothing else is evaluated. This is the form of a wrapper path
+    (``"minigrid.wrappers:ImgObsWrapper"``) and a card's ``entry_point``.
+
+    Args:
+        value: the path.
+        what: what the path is, for the message (``"wrapper path"``).
+        attribute: whether ``":Name"`` is required.
+
+    Raises:
+        ArgumentTypeError: ``value`` is not a string.
+        ValueError: ``value`` has another form (the message names it and the valid form).
+    """
+    form = "'module:Name'" if attribute else "'module:Name' or 'module'"
+    if not isinstance(value, str):
+        raise ArgumentTypeError(
+            f"{what} must be a string of the form {form}, got {value!r} of type {type(value).__name__}"
+        )
+    module, colon, name = value.partition(":")
+    valid = all(part.isidentifier() for part in module.split(".")) and (
+        name.isidentifier() if colon else not attribute
+    )
+    if not valid:
+        raise ValueError(
+            f"{what} must have the form {form} (dotted identifiers, e.g. "
+            f"'minigrid.wrappers:ImgObsWrapper'), got {value!r}"
+        )
+    return value

@@ -19,7 +19,7 @@ from pomdp_bench.agents.registry import AgentEntry, agent_names, check_agent_nam
 from pomdp_bench.harness import run
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
-from pomdp_bench.harness.suites import expand, load_suite
+from pomdp_bench.harness.suites import expand, load_suite, suite_imports
 from pomdp_bench.harness.tuning import sample_settings
 
 HARNESS = Path(pomdp_bench.__file__).parent / "harness"
@@ -85,6 +85,7 @@ def test_a_toy_agent_runs_a_suite_end_to_end(tmp_path: Path) -> None:
         "      - {id: OutsideBit-v0, import: outside_env, steps: 4000, card: {memory_horizon: 1,"
         " optimal_return: 1.0, ff_ceiling: 0.5, ff_ceiling_source: analytic}}\n"
     )
+    assert suite_imports(load_suite(str(suite))) == ["outside_env", "toy_agent"]
     specs = expand(load_suite(str(suite)))
     assert [s.agent for s in specs] == ["toy_agent:toy_tabular"] * 2
     out = tmp_path / "results"

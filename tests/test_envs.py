@@ -159,6 +159,67 @@ def test_invalid_actions_raise_value_error(env_id: str) -> None:
         vec.step(actions)
 
 
+DISCRETE_IDS = [i for i in ENV_IDS if isinstance(gym.make(i).action_space, gym.spaces.Discrete)]
+
+
+def test_every_discrete_env_is_in_the_float_action_tests() -> None:
+    assert {"MaskedCartPole-v0", "CueRecall-v0", "TMaze-v1", "TMazeActive-v1"} <= set(DISCRETE_IDS)
+
+
+@pytest.mark.parametrize("action", [1.0, np.float32(1), np.float64(0.0), np.nan, np.array(1.0), np.True_])
+@pytest.mark.parametrize("env_id", DISCRETE_IDS)
+def test_a_single_discrete_env_refuses_float_actions(env_id: str, action: object) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    assert not env.action_space.contains(action)  # what Gymnasium's space says, and we follow
+    with pytest.raises(TypeError, match=r"is invalid: a Discrete action is an int") as err:
+        env.step(action)
+    assert isinstance(err.value, ValueError)  # the project's wrong-type error: both
+
+
+@pytest.mark.parametrize("action", [1, np.int64(1), np.int32(1), np.uint8(1), np.array(1), True])
+@pytest.mark.parametrize("env_id", DISCRETE_IDS)
+def test_a_single_discrete_env_takes_integer_actions(env_id: str, action: object) -> None:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    assert env.action_space.contains(action)
+    twin = gym.make(env_id)
+    twin.reset(seed=0)
+    _assert_same(env.step(action)[:4], twin.step(1)[:4])  # the same step as the int 1
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [
+        np.array([1.0, 0.0, 1.0]),
+        np.array([1, 0, 1], dtype=np.float32),
+        np.array([np.nan, 0.0, 1.0]),
+        [1.0, 0.0, 1.0],
+    ],
+)
+@pytest.mark.parametrize("env_id", DISCRETE_IDS)
+def test_a_discrete_vector_twin_refuses_float_actions(env_id: str, actions: object) -> None:
+    vec = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+    vec.reset(seed=0)
+    assert not vec.action_space.contains(actions)
+    with pytest.raises(TypeError, match=r"is invalid: a Discrete action is an integer") as err:
+        vec.step(actions)
+    assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [np.array([1, 0, 1]), np.array([1, 0, 1], dtype=np.int32), [1, 0, 1], np.array([1, 0, 1], np.uint8)],
+)
+@pytest.mark.parametrize("env_id", DISCRETE_IDS)
+def test_a_discrete_vector_twin_takes_integer_actions(env_id: str, actions: object) -> None:
+    vec = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+    twin = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+    vec.reset(seed=0)
+    twin.reset(seed=0)
+    _assert_same(vec.step(actions)[:4], twin.step(np.array([1, 0, 1], dtype=np.int64))[:4])
+
+
 def test_vector_reset_checks_its_arguments() -> None:
     vec = gym.make_vec("MaskedCartPole-v0", num_envs=3, vectorization_mode="vector_entry_point")
     with pytest.raises(ValueError, match="3 ints"):

@@ -15,6 +15,7 @@ PACKAGE = Path(pomdp_bench.__file__).parent
 # public front door: it may import anything, and anything may read its version.
 LAYERS = {
     "validation": 0,
+    "formulas": 0,
     "cards": 1,
     "tuned": 2,
     "envs": 2,

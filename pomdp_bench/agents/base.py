@@ -519,9 +519,21 @@ class Agent(abc.ABC, Generic[SettingsT]):
         (any form the constructor takes) overrides the saved env id, and is required when
         the agent was trained on an env given as an instance, a factory or a vector env.
 
+        .. warning::
+            A save names modules to import, and importing a module runs its code: the
+            module of a ``"module:Id"`` env id and of each ``env_wrappers`` path (and the
+            module of the env's registered entry point, when Gymnasium makes it). The
+            tensors are read with ``weights_only=True``, so no pickled object runs, but
+            those imports do: load only files you trust, as with SB3's ``load``. Passing
+            ``env=`` builds the env you give, and the save's env id and wrappers are
+            then not imported.
+
         Raises:
             ValueError: ``path`` is not a save of this agent, or of a format this
-                version cannot read (the message names it).
+                version cannot read (the message names it), or a module path in it is
+                not dotted identifiers.
+            TypeError: a wrapper path in it names something other than a
+                ``gymnasium.Wrapper`` subclass.
         """
         path = Path(path)
         if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():

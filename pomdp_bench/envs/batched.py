@@ -22,6 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from pomdp_bench.envs.random_streams import RandomStreams
+from pomdp_bench.validation import ArgumentTypeError
 
 _SEED_HIGH = 2**63 - 1
 
@@ -65,19 +66,27 @@ class Batch(ABC):
 
     # Action checks: a clear ValueError naming the value and the valid range.
     def check_action(self, action: Any) -> np.ndarray:
-        """Return ``action`` as a ``[N, ...]`` array, or raise ``ValueError``."""
+        """Return ``action`` as a ``[N, ...]`` array, or raise ``ValueError``.
+
+        A ``Discrete`` space takes integers only, as Gymnasium's batched space
+        (``MultiDiscrete.contains``) does: an array of an integer (or bool) dtype. A float,
+        even ``1.0``, is refused with an :class:`~pomdp_bench.validation.ArgumentTypeError`
+        (a ``TypeError`` and a ``ValueError``).
+        """
         space = self.single_action_space
         a = np.asarray(action)
         if isinstance(space, spaces.Discrete):
-            if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-                if a.dtype.kind == "f" and a.shape == (self.num_envs,) and np.all(a == np.round(a)):
-                    a = a.astype(np.int64)
-                else:
-                    raise ValueError(
-                        f"action {action!r} is invalid: expected {self.num_envs} integer(s) in "
-                        f"[{space.start}, {space.start + space.n - 1}]"
-                    )
             low, high = space.start, space.start + space.n - 1
+            if a.dtype.kind not in "iub":
+                raise ArgumentTypeError(
+                    f"action {action!r} is invalid: a Discrete action is an integer (int or a "
+                    f"numpy integer), got dtype {a.dtype}; valid actions are integers in [{low}, {high}]"
+                )
+            if a.shape != (self.num_envs,):
+                raise ValueError(
+                    f"action {action!r} is invalid: expected {self.num_envs} integer(s) in [{low}, {high}]"
+                )
+            a = a.astype(np.int64) if a.dtype.kind == "b" else a
             if a.min() < low or a.max() > high:
                 bad = a[(a < low) | (a > high)][0]
                 raise ValueError(
@@ -101,6 +110,25 @@ class Batch(ABC):
                 )
             return a.astype(space.dtype, copy=False)
         raise TypeError(f"unsupported action space {space}")
+
+
+def _discrete_action(action: Any, space: spaces.Discrete) -> Any:
+    """``action`` if it is an integer as :meth:`gymnasium.spaces.Discrete.contains` reads
+    one (``int``, a bool included, or a numpy integer scalar or 0-d array), else raise."""
+    if isinstance(action, int) or (
+        isinstance(action, (np.generic, np.ndarray))
+        and np.issubdtype(action.dtype, np.integer)
+        and action.shape == ()
+    ):
+        value, low, high = int(action), space.start, space.start + space.n - 1
+        if not low <= value <= high:
+            raise ValueError(f"action {value} is out of range: valid actions are integers in [{low}, {high}]")
+        return value
+    raise ArgumentTypeError(
+        f"action {action!r} ({type(action).__name__}) is invalid: a Discrete action is an int "
+        f"or a numpy integer, in [{space.start}, {space.start + space.n - 1}]; floats such as "
+        "1.0 are refused, as gymnasium.spaces.Discrete.contains refuses them"
+    )
 
 
 def _new_keys(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -142,6 +170,12 @@ class BatchedEnv(gym.Env):
         return self._batch.observe()[0], {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """One step. A ``Discrete`` action is an integer as ``Discrete.contains`` reads it:
+        a Python ``int`` or a numpy integer (scalar or 0-d array); a float such as ``1.0``,
+        or a numpy bool, raises an :class:`~pomdp_bench.validation.ArgumentTypeError`
+        naming it."""
+        if isinstance(self.action_space, spaces.Discrete):
+            action = _discrete_action(action, self.action_space)
         a = self._batch.check_action(np.asarray(action)[None, ...])
         reward, terminated, truncated = self._batch.step(a)
         self._moved()

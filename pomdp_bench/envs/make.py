@@ -21,19 +21,25 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 import pomdp_bench.envs  # noqa: F401  (registers the ids)
 from pomdp_bench.envs.wrappers import WrapperSpec, apply_wrappers, wrapper_class
-from pomdp_bench.validation import check_int
+from pomdp_bench.validation import check_int, check_module_name
 
 
 def import_env_module(env_id: str) -> str:
     """The bare id of ``"module:Id"``, after importing ``module`` (which registers it), as
     ``gym.make`` reads such ids; any other id as it is.
 
+    Importing ``module`` runs its code (as ``pip install`` does): an id from a suite or a
+    save is a trust decision. ``module`` must be dotted identifiers; nothing else in the id
+    is evaluated.
+
     Raises:
-        ValueError: the module does not import (the message suggests installing it).
+        ValueError: ``module`` is not a dotted module name, or does not import (the
+            message suggests installing it).
     """
     if ":" not in env_id:
         return env_id
     module, bare = env_id.split(":", 1)
+    check_module_name(module, what=f"env id {env_id!r}: the module before ':'")
     try:
         importlib.import_module(module)
     except ImportError as err:

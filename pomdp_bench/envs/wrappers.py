@@ -10,6 +10,12 @@ An outside env often needs a wrapper before an agent can read it: MiniGrid's
 :func:`check_wrappers` turns either form into ``{"path", "kwargs"}`` dicts (what a
 :class:`~pomdp_bench.harness.spec.RunSpec` and an agent's save hold), and
 :func:`apply_wrappers` wraps one env copy with them, first to last.
+
+A path names code to import, so it is checked as data first: ``module:Name``, dotted
+identifiers only (:func:`pomdp_bench.validation.check_import_path`), and what it names
+must be a :class:`gymnasium.Wrapper` subclass (its vector twin, a ``vector_wrapper``
+attribute, a :class:`gymnasium.vector.VectorWrapper` subclass); any other callable is refused. Importing the module still runs its code, as
+``pip install`` does: name only modules you trust.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from pomdp_bench.validation import check_float
+from pomdp_bench.validation import ArgumentTypeError, check_float, check_import_path
 
 #: One wrapper as plain data: its import path and kwargs.
 WrapperSpec = dict[str, Any]
@@ -32,7 +38,8 @@ def check_wrappers(wrappers: Sequence[str | Mapping[str, Any]] | None) -> list[W
 
     Raises:
         TypeError: ``wrappers`` is not a list, or an entry is neither a string nor a dict.
-        ValueError: an entry has unknown keys or a path without ``module:Name``.
+        ValueError: an entry has unknown keys or a path that is not ``module:Name``
+            (dotted identifiers, then one identifier).
     """
     if wrappers is None:
         return []
@@ -52,30 +59,55 @@ def check_wrappers(wrappers: Sequence[str | Mapping[str, Any]] | None) -> list[W
                 f"wrapper {entry!r}: unknown keys {sorted(unknown)}; valid keys: ['kwargs', 'path']"
             )
         path, kwargs = entry.get("path"), entry.get("kwargs") or {}
-        if not isinstance(path, str) or path.count(":") != 1 or not all(path.split(":")):
-            raise ValueError(
-                f"wrapper path must be 'module:Name' (e.g. 'minigrid.wrappers:ImgObsWrapper'), got {path!r}"
-            )
+        check_import_path(path, what="wrapper path", attribute=True)
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"wrapper {path}: kwargs must be a dict, got {kwargs!r}")
         checked.append({"path": path, "kwargs": dict(kwargs)})
     return checked
 
 
-def wrapper_class(path: str) -> Any:
-    """The wrapper (a class or a function of an env) at ``"module:Name"``.
+def wrapper_class(path: str) -> type[gym.Wrapper]:
+    """The wrapper class at ``"module:Name"``, a :class:`gymnasium.Wrapper` subclass (it
+    wraps each env copy). Importing ``module`` runs its code.
+
+    A ``vector_wrapper`` attribute on the class (its vector twin, as
+    :class:`PreviousReward` has) must be a :class:`gymnasium.vector.VectorWrapper`
+    subclass. A ``VectorWrapper`` is not named directly: it wraps a vector env, not a copy.
 
     Raises:
-        ValueError: the module does not import or has no such name.
+        ValueError: ``path`` is not ``module:Name``, or the module does not import or has
+            no such name.
+        ArgumentTypeError: (a ``TypeError`` and a ``ValueError``) the name is not a
+            wrapper class (a function or any other object is refused).
     """
-    module_name, name = path.split(":")
+    module_name, name = check_import_path(path, what="wrapper path", attribute=True).split(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise ValueError(f"wrapper {path}: cannot import {module_name!r} ({err})") from err
     if not hasattr(module, name):
         raise ValueError(f"wrapper {path}: module {module_name!r} has no {name!r}")
-    return getattr(module, name)
+    found = getattr(module, name)
+    if not (isinstance(found, type) and issubclass(found, gym.Wrapper)):
+        raise ArgumentTypeError(
+            f"wrapper {path} is {_describe(found)}; a wrapper path must name a "
+            "gymnasium.Wrapper subclass (a vector twin, a gymnasium.vector.VectorWrapper "
+            "subclass, goes in its vector_wrapper attribute)"
+        )
+    twin = getattr(found, "vector_wrapper", None)
+    if twin is not None and not (isinstance(twin, type) and issubclass(twin, gym.vector.VectorWrapper)):
+        raise ArgumentTypeError(
+            f"wrapper {path}: its vector_wrapper is {_describe(twin)}; it must be a "
+            "gymnasium.vector.VectorWrapper subclass"
+        )
+    return found
+
+
+def _describe(value: Any) -> str:
+    """What ``value`` is, without calling its ``repr`` (which is the named module's code)."""
+    if isinstance(value, type):
+        return f"the class {value.__module__}.{value.__qualname__}"
+    return f"a {type(value).__name__} object"
 
 
 def apply_wrappers(env: gym.Env, wrappers: Sequence[WrapperSpec]) -> gym.Env:

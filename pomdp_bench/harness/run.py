@@ -43,7 +43,14 @@ from pomdp_bench.harness.store import (
     claim_timeout,
     owner_alive,
 )
-from pomdp_bench.harness.suites import available_suites, env_source, expand, load_suite
+from pomdp_bench.harness.suites import (
+    Suite,
+    available_suites,
+    env_source,
+    expand,
+    load_suite,
+    suite_imports,
+)
 from pomdp_bench.memory import MEMORY_KINDS
 
 
@@ -282,6 +289,19 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_imports(suite: Suite, cards: str | None) -> None:
+    """Say which modules the suite imports (:func:`suite_imports`), on stderr, before any
+    is imported: an import runs that module's code."""
+    modules = suite_imports(suite, cards)
+    if modules:
+        print(
+            f"This suite imports code from: {', '.join(modules)} "
+            "(an import runs that module's code, like pip install)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -310,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             parser.error(f"--agents: {err}")
     try:  # a suite's or a card's mistake is one line, not a traceback
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite)  # parsed and checked as data; nothing imported yet
+        _print_imports(suite, args.cards)  # before expand(), which imports them
         if args.envs:
             named = {env_source(env)[0] for group in suite.groups for env in group["envs"]}
             unknown = sorted(set(args.envs) - named)

@@ -55,11 +55,12 @@ from typing import Any
 import yaml
 
 import pomdp_bench
-from pomdp_bench.agents.registry import check_agent_name, get_agent
+from pomdp_bench.agents.registry import agent_module, check_agent_name, get_agent
 from pomdp_bench.cards import (
     EnvCard,
     add_card,
     card_data,
+    check_card_data,
     data_dir,
     get_card,
     implicit_card,
@@ -73,7 +74,7 @@ from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.tuned import tuned_hyperparameters
-from pomdp_bench.validation import check_float, check_int
+from pomdp_bench.validation import check_float, check_import_path, check_int, check_module_name
 
 # The shipped kinds whose BPTT length matters (``Memory.trains_through_time``); the
 # others act on the current window only.
@@ -161,10 +162,16 @@ def load_suite(name: str) -> Suite:
                     check_wrappers(env["wrappers"])
                 except (TypeError, ValueError) as err:
                     raise type(err)(f"{where}: {err}") from err
-            if "card" in env and not isinstance(env["card"], dict):
-                raise TypeError(f"{where}: card must be a mapping of card keys, got {env['card']!r}")
-            if "import" in env and not isinstance(env["import"], str):
-                raise TypeError(f"{where}: import must be a module name, got {env['import']!r}")
+            if "import" in env:
+                check_module_name(env["import"], what=f"{where}: import")
+            env_id, _ = env_source(env)  # a module:Id prefix must be a module name too
+            if "card" in env:  # its formulas and entry points checked now, before any import
+                if not isinstance(env["card"], dict):
+                    raise TypeError(f"{where}: card must be a mapping of card keys, got {env['card']!r}")
+                try:
+                    check_card_data(env_id, env["card"])
+                except ValueError as err:  # an ArgumentTypeError stays one
+                    raise type(err)(f"{where}: {err}") from err
             if "seeds" in env:
                 check_int(f"{where}: seeds", env["seeds"], minimum=1)
             if "eval_episodes" in env:
@@ -191,10 +198,18 @@ def load_suite(name: str) -> Suite:
 
 def env_source(env: dict[str, Any]) -> tuple[str, str | None]:
     """A suite entry's env id and the module that registers it: ``id: "module:Id"`` as in
-    ``gym.make``, or ``id`` with ``import: module``."""
+    ``gym.make``, or ``id`` with ``import: module``.
+
+    Raises:
+        ValueError: the module is not a dotted module name (the message names it), or the
+            id's prefix and ``import`` differ.
+    """
     env_id, module = str(env["id"]), env.get("import")
+    if module is not None:
+        check_module_name(module, what=f"env {env_id}: import")
     if ":" in env_id:
         prefix, env_id = env_id.split(":", 1)
+        check_module_name(prefix, what=f"env id {env['id']!r}: the module before ':'")
         if module is not None and module != prefix:
             raise ValueError(f"env {env['id']!r} names module {prefix!r} but import: {module!r}")
         module = prefix
@@ -214,12 +229,8 @@ def suite_cards(suite: Suite, folder: str | Path | None = None) -> list[EnvCard]
     """
     from pomdp_bench.envs import register_card
 
-    folders = [Path(folder)] if folder is not None else []
-    if suite.raw.get("cards"):
-        base = suite.path.parent if suite.path is not None else Path.cwd()
-        folders.append(base / str(suite.raw["cards"]))
     cards = []
-    for path in folders:
+    for path in _card_folders(suite, folder):
         if not path.is_dir():
             raise ValueError(f"cards folder {str(path)!r} does not exist")
         for card_path in sorted(path.glob("*.y*ml")):
@@ -230,6 +241,48 @@ def suite_cards(suite: Suite, folder: str | Path | None = None) -> list[EnvCard]
                 add_card(card)
             cards.append(card)
     return cards
+
+
+def _card_folders(suite: Suite, folder: str | Path | None) -> list[Path]:
+    """``folder`` (``--cards DIR``) and the suite's ``cards`` folder (relative to the suite file)."""
+    folders = [Path(folder)] if folder is not None else []
+    if suite.raw.get("cards"):
+        base = suite.path.parent if suite.path is not None else Path.cwd()
+        folders.append(base / str(suite.raw["cards"]))
+    return folders
+
+
+def suite_imports(suite: Suite, cards: str | Path | None = None) -> list[str]:
+    """The modules that expanding and running ``suite`` imports, read from its data
+    without importing anything, sorted: each entry's ``import:`` module and the module
+    of a ``module:Id`` id, the module of a ``module:name`` agent, the module of each
+    wrapper path, and the module of each
+    ``entry_point`` and ``vector_entry_point`` of the cards in ``cards`` (``--cards
+    DIR``) and the suite's ``cards`` folder. pomdp_bench's own modules are left out.
+
+    Importing a module runs its code, as ``pip install`` does: ``python -m
+    pomdp_bench.run`` prints this list before it expands the suite, so that the reader
+    sees whose code a shared suite file runs.
+    """
+    modules: set[str] = set()
+    for group in suite.groups:
+        agent_source = agent_module(group["agent"])  # an agent named as module:name
+        if agent_source is not None:
+            modules.add(agent_source)
+        for env in group["envs"]:
+            module = env_source(env)[1]
+            if module is not None:
+                modules.add(module)
+            for wrapper in check_wrappers(env.get("wrappers")):
+                modules.add(wrapper["path"].split(":")[0])
+    for folder in _card_folders(suite, cards):
+        for card_path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+            raw = yaml.safe_load(card_path.read_text())
+            for name in ("entry_point", "vector_entry_point"):
+                value = raw.get(name) if isinstance(raw, dict) else None
+                if value:  # its form is checked when the card is read
+                    modules.add(check_import_path(value, what=f"card {card_path}: {name}").split(":")[0])
+    return sorted(m for m in modules if m != "pomdp_bench" and not m.startswith("pomdp_bench."))
 
 
 def suite_card(suite: Suite, env_id: str, module: str | None, env: dict[str, Any]) -> EnvCard:
