@@ -87,6 +87,14 @@ def n_step_returns(
     return returns, rows, (gamma**steps) * bootstrap
 
 
+def _columns(part: Tensor | tuple[Tensor, ...], cols: slice) -> Any:
+    """Columns ``cols`` of a batch field: ``[W, B, ...]`` tensors on dim 1, a state's
+    ``[B, ...]`` tensors on dim 0; an empty field as it is."""
+    if isinstance(part, tuple):
+        return tuple(t[cols] for t in part)
+    return part[:, cols] if part.dim() >= 2 else part
+
+
 def rows_at(values: Tensor, rows: Tensor) -> Tensor:
     """``values [R, B, A]`` at row ``rows[t, b]`` of column ``b``: ``[L, B, A]``."""
     return values.gather(0, rows.unsqueeze(-1).expand(-1, -1, values.shape[-1]))
@@ -139,8 +147,8 @@ class DQN(Agent[DQNSettings]):
             )
         self.q_net: QNetwork = q_net.to(self.device)
         self.q_target: QNetwork = copy.deepcopy(self.q_net).requires_grad_(False)
-        # foreach: one fused update over all parameters (torch defaults to a loop on CPU).
-        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=s.learning_rate(1.0), foreach=True)
+        # fused: one kernel for the whole update (a third of foreach's time on one CPU thread).
+        self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=s.learning_rate(1.0), fused=True)
 
         state_spec = None
         if s.stored_state:
@@ -251,7 +259,7 @@ class DQN(Agent[DQNSettings]):
         if self.num_timesteps < self.settings.learning_starts:  # uniformly at random, as SB3
             explore[:] = True
         if self.q_net.stateful or not explore.all():  # a memory runs every step
-            self.q_net.train(False)
+            self._training_mode(False)
             with torch.inference_mode():
                 q, self._q_state = self.q_net(
                     observation_features(obs, self.observation_space).unsqueeze(0),
@@ -298,15 +306,31 @@ class DQN(Agent[DQNSettings]):
                 list(self.q_target.parameters()), list(self.q_net.parameters()), self.settings.tau
             )
 
+    def _training_mode(self, mode: bool) -> None:
+        """Put the online network in training (dropout on) or acting mode, when it changes
+        (``Module.train`` walks every submodule: too slow for every step)."""
+        if self.q_net.training != mode:
+            self.q_net.train(mode)
+
     def _train(self, gradient_steps: int, progress_remaining: float) -> None:
-        lr = self.settings.learning_rate(progress_remaining)
+        """``gradient_steps`` gradient steps, each on its own ``batch_size`` sequences.
+
+        The target network changes only between updates (``_update_target`` runs while
+        collecting), so without double Q the TD targets of all the steps are computed at
+        once, by one target pass over every sampled sequence.
+        """
+        s = self.settings
+        lr = s.learning_rate(progress_remaining)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        self.q_net.train(True)
-        for _ in range(gradient_steps):
-            self._last_stats = self._gradient_step(
-                self.buffer.sample(self.settings.batch_size, self._sample_generator)
-            )
+        self._training_mode(True)
+        B = s.batch_size
+        batch = self.buffer.sample(gradient_steps * B, self._sample_generator)  # [W, K * B] sequences
+        targets = None if s.double_q else self._td_targets(batch, None)  # [L, K * B]
+        for k in range(gradient_steps):
+            cols = slice(k * B, (k + 1) * B)
+            step_batch = SequenceBatch(*(_columns(part, cols) for part in batch))
+            self._last_stats = self._gradient_step(step_batch, None if targets is None else targets[:, cols])
 
     def _warm_up(self, net: QNetwork, x: Tensor, starts: Tensor) -> MemoryState:
         """The memory of ``net`` after the burn-in rows of ``x [W, B, D]``, from zero and
@@ -319,15 +343,47 @@ class DQN(Agent[DQNSettings]):
             _, state = net(x[:burn_in], state, starts[:burn_in])
         return state
 
-    def _gradient_step(self, batch: SequenceBatch) -> dict[str, Tensor]:
+    def _start_state(self, net: QNetwork, batch: SequenceBatch, x: Tensor) -> MemoryState:
+        """Where ``net``'s memory starts the learned rows: the stored state (R2D2), or the
+        burn-in rows run from zero without gradient."""
+        if self.settings.stored_state:
+            return batch.actor_state
+        return self._warm_up(net, x, batch.episode_starts)
+
+    @torch.no_grad()
+    def _td_targets(self, batch: SequenceBatch, q_online: Tensor | None) -> Tensor:
+        """n-step TD targets ``[L, B]`` of the learned rows, bootstrapped by the target
+        network: its best action's value, or with ``q_online [L + n, B, A]`` (double Q)
+        the value of the online network's best action."""
+        s = self.settings
+        b, L = s.burn_in, s.sequence_length
+        x = observation_features(batch.obs, self.observation_space)  # [W, B, D]
+        starts = batch.episode_starts  # [W, B]
+        returns, boot_row, boot_discount = n_step_returns(
+            batch.rewards[b:], batch.terminated[b:], batch.final[b:], s.gamma, s.n_steps, L
+        )  # [L, B] each; boot_row counts from row b
+        # A memory reads every row from b on; a stateless network only the bootstrap rows.
+        first = 0 if self.q_target.stateful else 1
+        state = self._start_state(self.q_target, batch, x)
+        q_target_all, _ = self.q_target(x[b + first :], state, starts[b + first :])  # [L + n - first, B, A]
+        q_next = rows_at(q_target_all, boot_row - first)  # [L, B, A]
+        if q_online is None:
+            v_next = q_next.max(-1).values  # [L, B]
+        else:  # double Q: the online network picks the action, the target scores it
+            best = rows_at(q_online, boot_row).argmax(-1, keepdim=True)  # [L, B, 1]
+            v_next = q_next.gather(-1, best).squeeze(-1)
+        return returns + boot_discount * v_next  # [L, B]
+
+    def _gradient_step(self, batch: SequenceBatch, target: Tensor | None = None) -> dict[str, Tensor]:
         """One DQN update on ``B`` sampled sequences of ``W = burn_in + L + n`` rows.
 
-        Rows ``[0, burn_in)`` only warm the memories; the loss uses the ``L`` rows
+        Rows ``[0, burn_in)`` only warm the memory; the loss uses the ``L`` rows
         ``learn = [burn_in, burn_in + L)``, each bootstrapping ``n`` rows on or where
-        its episode ends. Final rows (after a truncation) carry no loss.
+        its episode ends. Final rows (after a truncation) carry no loss. ``target``:
+        the TD targets ``[L, B]`` when already computed (:meth:`_train`).
         """
         s = self.settings
-        b, L, n = s.burn_in, s.sequence_length, s.n_steps
+        b, L = s.burn_in, s.sequence_length
         learn = slice(b, b + L)
         x = observation_features(batch.obs, self.observation_space)  # [W, B, D]
         starts = batch.episode_starts  # [W, B]
@@ -335,34 +391,14 @@ class DQN(Agent[DQNSettings]):
         weight = (~batch.final[learn]).float()  # [L, B]
         weight = weight / weight.sum().clamp(min=1.0)
 
-        # -- where the learned rows start: the stored state, or a burn-in from zero ------
-        if s.stored_state:
-            online_state = target_state = batch.actor_state
-        else:
-            online_state = self._warm_up(self.q_net, x, starts)
-            target_state = self._warm_up(self.q_target, x, starts)
-
         # -- online Q values of the learned rows (and the bootstrap rows for double Q) ----
         rows = x.shape[0] - b if s.double_q else L
-        q_online, _ = self.q_net(x[b : b + rows], online_state, starts[b : b + rows])  # [rows, B, A]
+        state = self._start_state(self.q_net, batch, x)
+        q_online, _ = self.q_net(x[b : b + rows], state, starts[b : b + rows])  # [rows, B, A]
 
         # -- TD targets: n-step returns, bootstrapped by the target network ---------------
-        with torch.no_grad():
-            returns, boot_row, boot_discount = n_step_returns(
-                batch.rewards[b:], batch.terminated[b:], batch.final[b:], s.gamma, n, L
-            )  # [L, B] each; boot_row counts from row b
-            # A memory reads every row from b; a stateless network only the bootstrap rows.
-            first = 0 if self.q_target.stateful else 1
-            q_target_all, _ = self.q_target(
-                x[b + first :], target_state, starts[b + first :]
-            )  # [L+n-first, B, A]
-            q_next = rows_at(q_target_all, boot_row - first)  # [L, B, A]
-            if s.double_q:  # the online network picks the action, the target scores it
-                best = rows_at(q_online.detach(), boot_row).argmax(-1, keepdim=True)  # [L, B, 1]
-                v_next = q_next.gather(-1, best).squeeze(-1)
-            else:
-                v_next = q_next.max(-1).values  # [L, B]
-            target = returns + boot_discount * v_next  # [L, B]
+        if target is None:
+            target = self._td_targets(batch, q_online.detach() if s.double_q else None)  # [L, B]
 
         # -- loss: Huber (SB3) or squared TD error on the taken actions ---------------------
         q = q_online[:L].gather(-1, batch.actions[learn].long().unsqueeze(-1)).squeeze(-1)  # [L, B]
@@ -394,7 +430,7 @@ class DQN(Agent[DQNSettings]):
         generator: torch.Generator,
     ) -> tuple[np.ndarray, MemoryState]:
         x = observation_features(torch.as_tensor(obs, device=self.device), self.observation_space)
-        self.q_net.train(False)
+        self._training_mode(False)
         with torch.inference_mode():
             q, state = self.q_net(x.unsqueeze(0), state, starts.unsqueeze(0))
             action = q[0].argmax(-1)  # [B]
