@@ -10,7 +10,7 @@ Importing the package registers its environments with Gymnasium::
 The agents and memories are at the top level too, imported on first use (so that
 ``import pomdp_bench`` for the envs alone does not import torch)::
 
-    from pomdp_bench import PPO, SAC, MemoryConfig, build_memory
+    from pomdp_bench import PPO, SAC, DQN, MemoryConfig, build_memory
     from pomdp_bench import PPOSettings, SACSettings  # each agent's settings, field by field
 """
 
@@ -33,6 +33,8 @@ register_envs()
 _LAZY = {
     "PPO": "pomdp_bench.agents.ppo",
     "SAC": "pomdp_bench.agents.sac",
+    "DQN": "pomdp_bench.agents.dqn",
+    "DQNSettings": "pomdp_bench.agents.dqn_settings",
     "PPOSettings": "pomdp_bench.agents.settings",
     "SACSettings": "pomdp_bench.agents.settings",
     "MemoryConfig": "pomdp_bench.memory.config",
@@ -40,6 +42,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from pomdp_bench.agents.dqn import DQN
+    from pomdp_bench.agents.dqn_settings import DQNSettings
     from pomdp_bench.agents.ppo import PPO
     from pomdp_bench.agents.sac import SAC
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
@@ -60,8 +64,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DQN",
     "PPO",
     "SAC",
+    "DQNSettings",
     "MemoryConfig",
     "PPOSettings",
     "SACSettings",

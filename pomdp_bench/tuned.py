@@ -51,7 +51,7 @@ def tuned_hyperparameters(
 
 
 # Settings a horizon band may give in episodes ("4T": four episodes' steps).
-EPISODE_SETTINGS = ("n_steps", "bptt_length")
+EPISODE_SETTINGS = ("n_steps", "bptt_length", "sequence_length")
 
 
 def count_episodes(band: dict[str, Any], episode_length: int | None, env_id: str = "") -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The shell every agent shares (``agents/base.py``) and their settings (``agents/settings.py``).
 
-Run over both agents: settings validate and name what is valid, survive plain data
+Run over every agent: settings validate and name what is valid, survive plain data
 (and YAML), build the same agent as keywords do; saves round-trip, and the previous
 save formats still load with the same behaviour (``tests/data``, written by the code
 before the shell existed).
@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings
+from pomdp_bench.agents import DQN, PPO, SAC, DQNSettings, PPOSettings, SACSettings
 from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
 from pomdp_bench.agents.settings import count_episodes
 from pomdp_bench.cards import data_dir, get_card
@@ -27,8 +27,9 @@ DATA = Path(__file__).parent / "data"
 SMALL = {
     PPO: dict(n_envs=2, n_steps=8, net_arch=[8]),
     SAC: dict(n_envs=1, burn_in=1, sequence_length=2, batch_size=4, learning_starts=10, net_arch=[8]),
+    DQN: dict(n_envs=1, burn_in=1, sequence_length=2, batch_size=4, learning_starts=10, net_arch=[8]),
 }
-SETTINGS = {PPO: PPOSettings, SAC: SACSettings}
+SETTINGS = {PPO: PPOSettings, SAC: SACSettings, DQN: DQNSettings}
 
 
 def _agent(agent_class, memory="gru", **changes):
@@ -37,7 +38,7 @@ def _agent(agent_class, memory="gru", **changes):
     )
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
 def test_an_unknown_setting_is_a_type_error_listing_the_valid_ones(agent_class) -> None:
     with pytest.raises(TypeError, match=r"has no setting \['n_step'\]; valid settings: \[.*'seed'"):
         _agent(agent_class, n_step=8)
@@ -60,6 +61,14 @@ def test_an_unknown_setting_is_a_type_error_listing_the_valid_ones(agent_class) 
         (SACSettings, {"stored_state": True}, ValueError, "stored_state=True needs a memory"),
         (SACSettings, {"memory": "rnn"}, ValueError, "kind must be one of"),
         (SACSettings, {"gradient_steps": 0}, ValueError, "gradient_steps must be >= 1, or -1"),
+        (DQNSettings, {"burn_in": 16}, ValueError, r"burn_in=16 must be shorter than sequence_length=16"),
+        (DQNSettings, {"exploration_final_eps": 1.5}, ValueError, "exploration_final_eps must be <= 1.0"),
+        (DQNSettings, {"exploration_initial_eps": -0.1}, ValueError, "initial_eps must be >= 0.0"),
+        (DQNSettings, {"buffer_size": 100}, ValueError, r"less than one batch.*buffer_size >= 800"),
+        (DQNSettings, {"align_to_episodes": True}, ValueError, "Use burn_in=0"),
+        (DQNSettings, {"loss": "l1"}, ValueError, r"loss must be one of \['huber', 'mse'\]"),
+        (DQNSettings, {"n_steps": 0}, ValueError, "n_steps must be >= 1"),
+        (DQNSettings, {"stored_state": True}, ValueError, "stored_state=True needs a memory"),
     ],
 )
 def test_settings_refuse_bad_values_naming_them(settings_class, changes, error, match) -> None:
@@ -111,7 +120,9 @@ def test_settings_survive_plain_data_and_yaml(settings) -> None:
     assert isinstance(again.learning_rate, (ConstantSchedule, LinearSchedule))
 
 
-@pytest.mark.parametrize(("agent_name", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings)])
+@pytest.mark.parametrize(
+    ("agent_name", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings), ("dqn", DQNSettings)]
+)
 def test_every_tuned_entry_is_valid_settings(agent_name, settings_class) -> None:
     table = yaml.safe_load((data_dir("agents") / f"{agent_name}.yaml").read_text())
     assert table
@@ -173,7 +184,7 @@ def test_bands_count_in_whole_episodes() -> None:
         count_episodes({"n_steps": "4 T"}, 11)
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
 def test_a_settings_object_and_keywords_build_the_same_agent(agent_class) -> None:
     from_keywords = _agent(agent_class, seed=3)
     settings = SETTINGS[agent_class].make(memory="gru", seed=3, **SMALL[agent_class])
@@ -186,11 +197,13 @@ def test_a_settings_object_and_keywords_build_the_same_agent(agent_class) -> Non
 
 
 def _parameters(agent) -> list[torch.Tensor]:
+    if isinstance(agent, DQN):
+        return list(agent.q_net.parameters())
     modules = [agent.policy] if isinstance(agent, PPO) else [agent.actor, agent.critic]
     return [p for m in modules for p in m.parameters()]
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
 def test_save_load_round_trip_keeps_settings_state_and_counters(agent_class, tmp_path) -> None:
     agent = _agent(agent_class, learning_rate="lin_1e-3")
     agent.learn(32)
@@ -237,7 +250,7 @@ def test_a_save_of_another_agent_or_format_fails_naming_it(tmp_path) -> None:
         PPO.load(tmp_path / "other.pt")
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
 def test_predict_and_evaluate_share_one_policy_step(agent_class) -> None:
     """``predict`` carries the memory it returns; a start resets it; ``evaluate`` is
     repeatable and independent of ``predict`` calls made before it."""

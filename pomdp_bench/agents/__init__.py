@@ -1,6 +1,6 @@
-"""Agents: recurrent PPO and SAC on one shared shell, their settings, buffers and networks.
+"""Agents: recurrent PPO, SAC and DQN on one shared shell, their settings, buffers and networks.
 
-``from pomdp_bench.agents import PPO, SAC, PPOSettings, SACSettings``. The shell
+``from pomdp_bench.agents import PPO, SAC, DQN, PPOSettings, SACSettings, DQNSettings``. The shell
 (:mod:`~pomdp_bench.agents.base`) holds what every agent shares; the sb3-contrib
 adapter (:mod:`pomdp_bench.agents.sb3`) needs the ``[sb3]`` extra and is imported
 on its own. The agent registry (:mod:`~pomdp_bench.agents.registry`) says which agents
@@ -16,6 +16,8 @@ _LAZY = {
     "Agent": "pomdp_bench.agents.base",
     "PPO": "pomdp_bench.agents.ppo",
     "SAC": "pomdp_bench.agents.sac",
+    "DQN": "pomdp_bench.agents.dqn",
+    "DQNSettings": "pomdp_bench.agents.dqn_settings",
     "LinearSchedule": "pomdp_bench.agents.schedules",
     "PPOSettings": "pomdp_bench.agents.settings",
     "SACSettings": "pomdp_bench.agents.settings",
@@ -23,12 +25,14 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from pomdp_bench.agents.base import Agent
+    from pomdp_bench.agents.dqn import DQN
+    from pomdp_bench.agents.dqn_settings import DQNSettings
     from pomdp_bench.agents.ppo import PPO
     from pomdp_bench.agents.sac import SAC
     from pomdp_bench.agents.schedules import LinearSchedule
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
-__all__ = ["PPO", "SAC", "Agent", "LinearSchedule", "PPOSettings", "SACSettings"]
+__all__ = ["DQN", "PPO", "SAC", "Agent", "DQNSettings", "LinearSchedule", "PPOSettings", "SACSettings"]
 
 
 def __getattr__(name: str) -> Any:
