@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from pomdp_bench.agents.dqn import DQN
-from pomdp_bench.cards import data_dir
+from pomdp_bench.data import data_dir
 from pomdp_bench.memory import MEMORY_KINDS
 
 BATCH, CORRIDOR = 32, 20

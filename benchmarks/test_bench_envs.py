@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 
-from pomdp_bench.cards import load_cards
+from pomdp_bench.envs.cards import load_cards
 
 ENV_IDS = sorted(load_cards())
 SIZES = (1, 8, 1024)

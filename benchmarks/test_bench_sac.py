@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.cards import data_dir
+from pomdp_bench.data import data_dir
 from pomdp_bench.memory import MEMORY_KINDS
 
 BATCH, SEQUENCE = 32, 24

@@ -7,7 +7,7 @@ python examples/train_ppo_tmaze.py --steps 2000 # a quick look
 import argparse
 
 from pomdp_bench import PPO, PPOSettings
-from pomdp_bench.cards import get_card
+from pomdp_bench.envs.cards import get_card
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--steps", type=int, default=30_000, help="env steps per agent")

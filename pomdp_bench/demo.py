@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from pomdp_bench.cards import load_cards
+from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.envs.controllers import run_episodes
 
 

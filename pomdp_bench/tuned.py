@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.data import data_dir
+from pomdp_bench.envs.cards import get_card
 
 __all__ = ["EPISODE_SETTINGS", "count_episodes", "hyperparameter_file", "tuned_hyperparameters"]
 

@@ -30,7 +30,8 @@ import yaml
 
 import pomdp_bench
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.data import data_dir
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.harness.provenance import git_commit
 from pomdp_bench.harness.statistics import interval, two_level_interval
 

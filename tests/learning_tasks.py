@@ -24,7 +24,7 @@ from torch import nn
 
 from pomdp_bench.agents import PPO
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.cards import data_dir
+from pomdp_bench.data import data_dir
 from pomdp_bench.memory import build_memory
 from pomdp_bench.memory.kernels.episodes import positions_in_episode
 

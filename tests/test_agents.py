@@ -19,7 +19,8 @@ import yaml
 from pomdp_bench.agents import DQN, PPO, SAC, DQNSettings, PPOSettings, SACSettings
 from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
 from pomdp_bench.agents.settings import count_episodes
-from pomdp_bench.cards import data_dir, get_card
+from pomdp_bench.data import data_dir
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MemoryConfig
 

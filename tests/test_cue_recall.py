@@ -17,7 +17,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import pomdp_bench  # noqa: F401  (registers the ids)
-from pomdp_bench.cards import get_card
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.envs.cue_recall import CueRecallEnv, CueRecallVectorEnv
 
 EPISODES = 4096

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pomdp_bench
-from pomdp_bench.cards import get_card, load_cards
+from pomdp_bench.envs.cards import get_card, load_cards
 
 ENV_IDS = sorted(load_cards())
 TABLE_ROWS = (

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pomdp_bench import PPO, SAC, PPOSettings, SACSettings
-from pomdp_bench.cards import load_cards
+from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import leaderboard, report, run
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
@@ -147,7 +147,7 @@ def test_predict_names_shapes_in_the_users_terms() -> None:
 
 
 def test_a_suite_horizon_comes_from_the_card_and_a_contradiction_is_refused(tmp_path) -> None:
-    from pomdp_bench.cards import get_card
+    from pomdp_bench.envs.cards import get_card
     from pomdp_bench.harness.suites import expand, load_suite
 
     assert get_card("TMaze-v1").horizon_for({"corridor_length": 5}) == 5

@@ -19,8 +19,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pomdp_bench.cards import FORMULA_FIELDS, get_card, implicit_card, load_cards, read_card
 from pomdp_bench.envs import register_card
+from pomdp_bench.envs.cards import FORMULA_FIELDS, get_card, implicit_card, load_cards, read_card
 from pomdp_bench.formulas import MAX_FORMULA_DEPTH, MAX_FORMULA_LENGTH, check_formula, evaluate_formula
 from pomdp_bench.harness import run
 from pomdp_bench.harness.suites import expand, load_suite

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from synthetic_rows import stored_row
 
-from pomdp_bench.cards import get_card
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.harness import leaderboard, migrations, run, statistics
 from pomdp_bench.harness.report import suite_tables, write_reports
 from pomdp_bench.harness.spec import RunResult, RunSpec

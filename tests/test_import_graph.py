@@ -15,11 +15,11 @@ PACKAGE = Path(pomdp_bench.__file__).parent
 # public front door: it may import anything, and anything may read its version.
 LAYERS = {
     "validation": 0,
+    "data": 0,
     "formulas": 0,
-    "cards": 1,
+    "envs": 1,
+    "memory": 1,
     "tuned": 2,
-    "envs": 2,
-    "memory": 2,
     "agents": 3,
     "harness": 4,
     "run": 5,
@@ -30,7 +30,7 @@ LAYERS = {
 
 
 def _unit(module: str) -> str:
-    """``pomdp_bench.harness.run`` -> ``harness``; ``pomdp_bench.cards`` -> ``cards``."""
+    """``pomdp_bench.harness.run`` -> ``harness``; ``pomdp_bench.envs.cards`` -> ``cards``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 

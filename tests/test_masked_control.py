@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pomdp_bench.cards import get_card
 from pomdp_bench.envs import controllers as c
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.envs.masked_cartpole import MaskedCartPoleBatch, MaskedCartPoleVectorEnv
 from pomdp_bench.envs.masked_pendulum import MaskedPendulumBatch, MaskedPendulumVectorEnv
 

@@ -16,7 +16,7 @@ import pytest
 from synthetic_rows import stored_row
 
 from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.cards import card_data, implicit_card
+from pomdp_bench.envs.cards import card_data, implicit_card
 from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.harness import leaderboard, run
 from pomdp_bench.harness.spec import RunResult, RunSpec

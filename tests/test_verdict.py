@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pomdp_bench.agents.seeding import env_seeds
-from pomdp_bench.cards import get_card
+from pomdp_bench.envs.cards import get_card
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import RandomStreams
 from pomdp_bench.harness import statistics

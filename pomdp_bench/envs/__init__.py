@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from pomdp_bench.cards import EnvCard, add_card, load_cards, read_card
+from pomdp_bench.envs.cards import EnvCard, add_card, load_cards, read_card
 
 
 def _register(card: EnvCard) -> None:
@@ -38,7 +38,7 @@ def register_envs() -> None:
 
 def register_card(card: str | Path | Mapping[str, Any] | EnvCard) -> EnvCard:
     """Add an env of your own: its card (a YAML path, a dict or an :class:`EnvCard`)
-    becomes known to :func:`pomdp_bench.cards.get_card` (so the harness reads its
+    becomes known to :func:`pomdp_bench.envs.cards.get_card` (so the harness reads its
     ceiling, horizon and budget) and its id is registered with Gymnasium (replacing an
     earlier registration of the same id).
 

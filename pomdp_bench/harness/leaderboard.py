@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pomdp_bench.cards import EnvCard, card_of
+from pomdp_bench.envs.cards import EnvCard, card_of
 from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
 
 # column -> (type, meaning). Types: str, int, float, bool.

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from pomdp_bench.cards import data_dir
+from pomdp_bench.data import data_dir
 
 #: env steps/s for an agent the file does not list
 UNLISTED_RATE = 1000.0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pomdp_bench.cards import card_of, current_env_id
+from pomdp_bench.envs.cards import card_of, current_env_id
 from pomdp_bench.harness import html_page, leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import available_suites, expand, load_suite

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
-from pomdp_bench.cards import load_cards
+from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.rates import default_rate

@@ -18,7 +18,7 @@ import numpy as np
 from pomdp_bench.agents.registry import get_agent
 
 if TYPE_CHECKING:
-    from pomdp_bench.cards import EnvCard
+    from pomdp_bench.envs.cards import EnvCard
 
 # Fields added after runs were first stored, with the defaults that reproduce those runs;
 # left out of the hash while they hold them.
@@ -112,9 +112,9 @@ class RunSpec:
         return self.env_id if self.env_import is None else f"{self.env_import}:{self.env_id}"
 
     def env_card(self) -> EnvCard:
-        """The :class:`~pomdp_bench.cards.EnvCard` of this run's env: the one it carries,
+        """The :class:`~pomdp_bench.envs.cards.EnvCard` of this run's env: the one it carries,
         else the shipped card."""
-        from pomdp_bench.cards import card_of
+        from pomdp_bench.envs.cards import card_of
 
         return card_of(self.env_id, self.card)
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from pomdp_bench.cards import EnvCard, get_card
+from pomdp_bench.envs.cards import EnvCard, get_card
 from pomdp_bench.validation import check_float, check_int
 
 STOP_REASONS = ("solved", "plateaued", "cap")

@@ -40,7 +40,7 @@ then the env entry's overrides.
 
 An env without a shipped card (an outside env, or one whose card was added at run
 time) gets the card it has (``--cards DIR``, a suite's ``cards`` folder,
-``register_card``) or an *implicit* one (:func:`pomdp_bench.cards.implicit_card`):
+``register_card``) or an *implicit* one (:func:`pomdp_bench.envs.cards.implicit_card`):
 its optimum unknown unless the entry's ``card`` gives it, its ceiling measured from
 the suite's memory=none cells. Each of its runs carries that card, so workers and
 Ray tasks need nothing else.
@@ -56,7 +56,7 @@ import yaml
 
 import pomdp_bench
 from pomdp_bench.agents.registry import agent_module, check_agent_name, get_agent
-from pomdp_bench.cards import (
+from pomdp_bench.envs.cards import (
     EnvCard,
     add_card,
     card_data,

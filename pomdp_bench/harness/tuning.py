@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from pomdp_bench.agents.registry import agent_names, get_agent
-from pomdp_bench.cards import get_card, load_cards
+from pomdp_bench.envs.cards import get_card, load_cards
 from pomdp_bench.harness.backends import init_worker
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule

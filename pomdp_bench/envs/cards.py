@@ -19,23 +19,9 @@ from typing import Any
 import gymnasium as gym
 import yaml
 
+from pomdp_bench.data import data_dir
 from pomdp_bench.formulas import check_formula, evaluate_formula
 from pomdp_bench.validation import ArgumentTypeError, check_import_path
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-def data_dir(name: str) -> Path:
-    """The folder of shipped YAML data ``name`` (``"envs"`` or ``"agents"``).
-
-    An installed wheel carries it under ``pomdp_bench/_data``; a source checkout
-    (editable install) reads it from the top of the repository.
-    """
-    for candidate in (_PACKAGE_DIR / "_data" / name, _PACKAGE_DIR.parent / name):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"pomdp_bench data folder {name!r} not found next to {_PACKAGE_DIR}")
-
 
 #: The card fields that hold a formula of the kwargs (:mod:`pomdp_bench.formulas`).
 FORMULA_FIELDS = ("memory_horizon_formula", "ff_ceiling_formula", "episode_length_formula")
