@@ -88,3 +88,18 @@ def test_previous_reward_refuses_bad_input() -> None:
 
 def _discrete_env() -> gym.Env:
     return gym.make("FrozenLake-v1")
+
+
+def test_a_gymnasium_vector_twin_without_same_step_mode_falls_back_to_copies() -> None:
+    """Gymnasium's own CartPole twin takes no ``autoreset_mode``: copies step instead."""
+    from gymnasium.vector import AutoresetMode
+
+    from pomdp_bench.envs.make import make_vector_env
+
+    env = make_vector_env("CartPole-v1", 2)
+    try:
+        assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+        obs, _ = env.reset(seed=0)
+        assert obs.shape == (2, 4)
+    finally:
+        env.close()

@@ -64,14 +64,20 @@ def make_vector_env(
     """
     env_id = import_env_module(env_id)
     spec = gym.spec(env_id)
+    vec = None
     if spec.vector_entry_point is not None and all(_vector_twin(w) for w in wrappers):
-        vec = gym.make_vec(
-            env_id,
-            num_envs=num_envs,
-            vectorization_mode="vector_entry_point",
-            autoreset_mode=AutoresetMode.SAME_STEP,
-            **env_kwargs,
-        )
+        try:
+            vec = gym.make_vec(
+                env_id,
+                num_envs=num_envs,
+                vectorization_mode="vector_entry_point",
+                autoreset_mode=AutoresetMode.SAME_STEP,
+                **env_kwargs,
+            )
+        except TypeError as err:  # a twin with no SAME_STEP mode (Gymnasium's CartPole): copies
+            if "autoreset_mode" not in str(err):
+                raise
+    if vec is not None:
         for wrapper in wrappers:  # each one's vector twin: the same observations, copy for copy
             vec = _vector_twin(wrapper)(vec, **wrapper["kwargs"])
         return vec
