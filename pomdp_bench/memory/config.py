@@ -178,7 +178,8 @@ def _check_init(entry: MemoryKind, init: Any) -> str | None:
 
 def _make_options(entry: MemoryKind, settings: dict[str, Any]) -> MemoryOptions:
     """``entry``'s options from ``settings``, refusing a setting it does not have (naming
-    the kinds that do) and a recorded one away from its value."""
+    the kinds that do). A recorded setting the kind does not read (``LegacyKeys``) takes
+    any int >= 1, as before kinds had settings of their own: it changes the run key only."""
     fields = {f.name: f for f in dataclasses.fields(entry.options)}
     valid = list(COMMON_SETTINGS + entry.setting_names())
     unknown = sorted(name for name in settings if name not in fields)
@@ -193,13 +194,6 @@ def _make_options(entry: MemoryKind, settings: dict[str, Any]) -> MemoryOptions:
     if unknown:
         raise ValueError(f"unknown memory setting(s) {unknown}; valid keys for {entry.name!r}: {valid}")
     for name, value in settings.items():
-        field = fields[name]
-        if field.metadata.get(RECORDED) and (
-            type(value) is not type(field.default) or value != field.default
-        ):
-            owners = [k for k in memory_kinds() if name in memory_kind(k).setting_names()]
-            raise ValueError(
-                f"{name}={value!r} applies only to kind in {owners}, not {entry.name!r}, whose run keys "
-                f"record {name}={field.default!r}, the only value it takes"
-            )
+        if fields[name].metadata.get(RECORDED):  # unread by this kind, but its run key records it
+            check_int(name, value, minimum=1)
     return entry.options(**settings)
