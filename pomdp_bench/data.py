@@ -10,7 +10,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
-    """The folder of shipped YAML data ``name`` (``"envs"`` or ``"agents"``).
+    """The folder of shipped YAML data ``name`` (``"envs"``, ``"agents"``, ``"suites"`` or ``"references"``).
 
     An installed wheel carries it under ``pomdp_bench/_data``; a source checkout
     (editable install) reads it from the top of the repository.
