@@ -9,10 +9,10 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
-EXTRAS ?= dev,sb3,ray,browser,popgym
+EXTRAS ?= dev,sb3,ray,browser,popgym,docs
 BIN := $(VENV)/bin
 
-.PHONY: setup run smoke demo test test-kernels bench lint clean
+.PHONY: setup run smoke demo test test-kernels bench lint docs clean
 
 setup: $(VENV)/.installed
 
@@ -47,9 +47,13 @@ test-kernels: setup
 bench: setup
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,ops
 
+# The docs site into docs/_build/html, as CI builds it (tests/test_docs.py): warnings fail.
+docs: setup
+	$(BIN)/python -m sphinx -b html -W --keep-going -n docs docs/_build/html
+
 lint: setup
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .benchmarks .ruff_cache
+	rm -rf $(VENV) .pytest_cache .benchmarks .ruff_cache docs/_build docs/_generated
