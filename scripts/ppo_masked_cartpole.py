@@ -75,7 +75,7 @@ KINDS: dict[str, tuple[dict, int, float | None]] = {
     # Each later kind keeps its paper's initial decays and gates: starting lru, s5 and
     # linear_attention with memory spans of 2 to 100 steps (timescales=[2, 100]), or
     # gtrxl with half-open gates (gate_bias=0), was not shown better on held-out seeds
-    # (README, "Tuning"; leaderboards/tuning/README.md).
+    # (docs/notes/linear-recurrences-probes.md, "Tuning"; leaderboards/tuning/README.md).
     "lru": ({"kind": "lru"}, 200_000, 450.0),
     "s5": ({"kind": "s5"}, 200_000, 450.0),
     "ffm": ({"kind": "ffm"}, 200_000, 450.0),

@@ -15,7 +15,7 @@
 #   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published
 #
-# Cost on a 2-core machine, measured (README, "Results"), each in one sweep from an empty
+# Cost on a 2-core machine, measured (docs/reproducibility.md, "Sweep timings"), each in one sweep from an empty
 # store: on an AMD EPYC the memory suite 47.6 min on 2 workers, the horizon suite 56.3 min
 # at commit 6624261 (as it stands: 460 runs, lstm at corridor 100 with 20 seeds; 61.0 min
 # at 743a3ab with a cell since moved to horizon-long);

@@ -1,4 +1,4 @@
-"""Study (issue 20): which torch kernels gru and lstm run on a CPU, and why gru is slower; results in README, "Throughput".
+"""Study (issue 20): which torch kernels gru and lstm run on a CPU, and why gru is slower; results in docs/throughput.md and docs/notes/throughput.md.
 
 Why gru trains slower than lstm on a CPU: which kernels torch runs for each.
 

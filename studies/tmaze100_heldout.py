@@ -1,4 +1,4 @@
-"""Study (issue 21): how often PPO-lstm solves T-Maze corridor 100 on held-out seeds; results in README, "Corridor 100".
+"""Study (issue 21): how often PPO-lstm solves T-Maze corridor 100 on held-out seeds; results in docs/notes/tmaze-corridor-100.md.
 
 How reliable is the horizon suite's T-Maze recipe at corridor 100? (issue 21)
 
@@ -9,7 +9,7 @@ to ``--out``). Runs go one after another in this process, on one torch thread.
 
     python studies/tmaze100_heldout.py --variants base const1e-3 keep4 --seeds 5 6 7 8 9
 
-Measured (README, "Corridor 100: the walk, the junction and the cue"), solved of seeds 5-9: base 2,
+Measured (docs/notes/tmaze-corridor-100.md), solved of seeds 5-9: base 2,
 const1e-3 3, lin3e-3 3, gae0.99 2, keep4 3, keep4-const1e-3 1, envs128 0, epochs8 1,
 hidden64 3, ent0.003 2, ent0 4 (and 2 of 5 on the suite's seeds 0-4), shared 0, gae1 1.
 Of seeds 5-14: base 5 (2 of 5-9, 3 of 10-14), ent0.01 8, lrfloor 6, ent0.01-envs32 3 of 9

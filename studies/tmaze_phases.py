@@ -1,4 +1,4 @@
-"""Study (issue 21): where a T-Maze run spends its steps (walk, turn, cue); results in README, "Corridor 100".
+"""Study (issue 21): where a T-Maze run spends its steps (walk, turn, cue); results in docs/notes/tmaze-corridor-100.md.
 
 Where does a T-Maze run spend its steps: walking the corridor, turning, or the cue? (issue 21)
 
@@ -24,7 +24,7 @@ evaluation (the most likely action), printing one JSON line per point (:func:`ph
     python studies/tmaze_phases.py --active lstm --seed 5
     python studies/tmaze_phases.py --active lstm --bptt 6 --seed 5
 
-Measured (README, "Corridor 100: the walk, the junction and the cue" and "The active T-Maze"): in
+Measured (docs/notes/tmaze-corridor-100.md and docs/notes/tmaze-active.md): in
 the corridor-100 recipe the sampled walk lengthens by about 20 steps every 250k env
 steps, and once it reaches the junction the turn and then the cue follow within about
 0.5M steps. In the active maze the sampled policy stops stepping back to the cue

@@ -57,7 +57,7 @@ def test_feedforward_does_not(env_id: str) -> None:
 # CueRecall delay 20, budget 150k: final returns of seeds 0-4, native and SSE4.1 kernels alike,
 # 0.82, 0.82, 1.0, 1.0, 1.0 (seeds 2-4 reach the 0.95 check at 28k-79k steps; 0 and 1 settle
 # on recalling 3 of the 4 cues); AVX2: 0.82, 1.0, 1.0, 1.0, 1.0 (seed 1 at 124k). The ceiling is 0.25; with torch's default init the LSTM stayed
-# near it at 500k steps (3 seeds, README "Time to an answer").
+# near it at 500k steps (3 seeds, docs/notes/time-to-an-answer.md).
 def test_lstm_with_an_open_forget_gate_recalls_across_20_steps() -> None:
     finals = []
     for seed in range(3):
