@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.agents.settings import PPOSettings
+from pomdp_bench.agents.ppo import PPO, PPOSettings
 
 KINDS = ("none", "gru", "lstm", "transformer", "mamba")
 COPIES = (16, 256)

@@ -31,22 +31,23 @@ register_envs()
 
 # Public name -> the module that defines it; loaded by __getattr__ on first access.
 _LAZY = {
-    "PPO": "pomdp_bench.agents.ppo",
-    "SAC": "pomdp_bench.agents.sac",
-    "DQN": "pomdp_bench.agents.dqn",
-    "DQNSettings": "pomdp_bench.agents.dqn_settings",
-    "PPOSettings": "pomdp_bench.agents.settings",
-    "SACSettings": "pomdp_bench.agents.settings",
+    "PPO": "pomdp_bench.agents.ppo.agent",
+    "SAC": "pomdp_bench.agents.sac.agent",
+    "DQN": "pomdp_bench.agents.dqn.agent",
+    "DQNSettings": "pomdp_bench.agents.dqn.settings",
+    "PPOSettings": "pomdp_bench.agents.ppo.settings",
+    "SACSettings": "pomdp_bench.agents.sac.settings",
     "MemoryConfig": "pomdp_bench.memory.config",
     "build_memory": "pomdp_bench.memory.build",
 }
 
 if TYPE_CHECKING:
-    from pomdp_bench.agents.dqn import DQN
-    from pomdp_bench.agents.dqn_settings import DQNSettings
-    from pomdp_bench.agents.ppo import PPO
-    from pomdp_bench.agents.sac import SAC
-    from pomdp_bench.agents.settings import PPOSettings, SACSettings
+    from pomdp_bench.agents.dqn.agent import DQN
+    from pomdp_bench.agents.dqn.settings import DQNSettings
+    from pomdp_bench.agents.ppo.agent import PPO
+    from pomdp_bench.agents.ppo.settings import PPOSettings
+    from pomdp_bench.agents.sac.agent import SAC
+    from pomdp_bench.agents.sac.settings import SACSettings
     from pomdp_bench.memory.build import build_memory
     from pomdp_bench.memory.config import MemoryConfig
 

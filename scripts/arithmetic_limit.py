@@ -34,8 +34,7 @@ from functools import partial
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.agents.settings import PPOSettings
+from pomdp_bench.agents.ppo import PPO, PPOSettings
 
 KINDS = ("none", "gru", "lstm", "transformer", "mamba")
 HIDDEN = 64

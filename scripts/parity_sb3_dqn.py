@@ -35,8 +35,8 @@ import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import pomdp_bench
+from pomdp_bench.agents.common.evaluation import evaluate_episodes
 from pomdp_bench.agents.dqn import DQN
-from pomdp_bench.agents.evaluation import evaluate_episodes
 from pomdp_bench.harness.provenance import git_commit
 from pomdp_bench.harness.statistics import interval as mean_interval
 

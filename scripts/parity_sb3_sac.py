@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 
 import pomdp_bench
-from pomdp_bench.agents.evaluation import evaluate_episodes
+from pomdp_bench.agents.common.evaluation import evaluate_episodes
 from pomdp_bench.agents.sac import SAC
 from pomdp_bench.harness.provenance import git_commit
 from pomdp_bench.harness.statistics import interval as mean_interval

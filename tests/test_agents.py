@@ -1,4 +1,4 @@
-"""The shell every agent shares (``agents/base.py``) and their settings (``agents/settings.py``).
+"""The shell every agent shares (``agents/common/base.py``) and their settings (``agents/<agent>/settings.py``).
 
 Run over every agent: settings validate and name what is valid, survive plain data
 (and YAML), build the same agent as keywords do; saves round-trip, and the previous
@@ -17,12 +17,12 @@ import torch
 import yaml
 
 from pomdp_bench.agents import DQN, PPO, SAC, DQNSettings, PPOSettings, SACSettings
-from pomdp_bench.agents.schedules import ConstantSchedule, LinearSchedule
-from pomdp_bench.agents.settings import count_episodes
+from pomdp_bench.agents.common.schedules import ConstantSchedule, LinearSchedule
 from pomdp_bench.data import data_dir
 from pomdp_bench.envs.cards import get_card
 from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.tuned import count_episodes
 
 DATA = Path(__file__).parent / "data"
 SMALL = {

@@ -11,10 +11,10 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-from pomdp_bench.agents.dqn import DQN, n_step_returns
-from pomdp_bench.agents.dqn_settings import DQNSettings
+from pomdp_bench.agents.common.networks import observation_features
+from pomdp_bench.agents.dqn import DQNSettings
+from pomdp_bench.agents.dqn.agent import DQN, n_step_returns
 from pomdp_bench.agents.registry import get_agent
-from pomdp_bench.agents.sac_networks import observation_features
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
 # under other CPU kernel settings.

@@ -20,9 +20,9 @@ from stable_baselines3 import DQN as SB3DQN
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
+from pomdp_bench.agents.common.sequence_buffer import SequenceBatch
 from pomdp_bench.agents.dqn import DQN
-from pomdp_bench.agents.dqn_networks import copy_sb3_q_weights, linear_layers
-from pomdp_bench.agents.sequence_buffer import SequenceBatch
+from pomdp_bench.agents.dqn.networks import copy_sb3_q_weights, linear_layers
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
 # under other CPU kernel settings.

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
+from pomdp_bench.agents.common.flat_parameters import FlatAdam, FlatParameters
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
 # under other CPU kernel settings.
@@ -92,7 +92,7 @@ def test_lean_and_torch_steps_give_the_same_numbers(lean: bool):
 
 
 def test_the_lean_step_is_used_only_where_it_works(monkeypatch: pytest.MonkeyPatch):
-    from pomdp_bench.agents import flat_parameters
+    from pomdp_bench.agents.common import flat_parameters
 
     assert flat_parameters.lean_step_works()  # on this torch: the private calls exist and agree
     monkeypatch.setattr(flat_parameters, "_LEAN_STEP_WORKS", None)

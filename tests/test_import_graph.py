@@ -71,3 +71,49 @@ def test_no_module_imports_upward() -> None:
                 f"{where}:{line} ({unit}, layer {LAYERS[unit]}) imports {name} (layer {LAYERS[target]})"
             )
     assert not upward, "\n".join(upward)
+
+
+# Inside agents/: common holds what the agents share, and each agent is a package of its
+# own. Siblings stay apart, so an agent can be read, changed or removed alone.
+AGENT_PACKAGES = ("ppo", "sac", "dqn", "sb3")
+# (importer, imported) pairs of agent packages allowed, and why.
+AGENT_EXCEPTIONS = {
+    ("sb3", "ppo"): "the sb3-contrib adapter wraps our PPO (its settings, its networks' layout)",
+}
+
+
+def _agents_part(module: str) -> str | None:
+    """``pomdp_bench.agents.ppo.agent`` -> ``ppo``; ``pomdp_bench.agents`` -> ``""``; ``None``
+    outside agents/."""
+    parts = module.split(".")
+    if parts[:2] != ["pomdp_bench", "agents"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_every_agents_module_has_a_place() -> None:
+    """agents/ holds the registry, common and one package per agent; nothing else."""
+    folders = {p.parent.name for p in (PACKAGE / "agents").glob("*/__init__.py")}
+    missing = sorted(folders - {"common", *AGENT_PACKAGES})
+    assert not missing, f"add these agents/ packages to AGENT_PACKAGES (or fold them into common): {missing}"
+    loose = sorted(
+        p.name for p in (PACKAGE / "agents").glob("*.py") if p.stem not in ("__init__", "registry")
+    )
+    assert not loose, f"move these into common/ or an agent's package: {loose}"
+
+
+def test_agent_packages_import_only_common_and_themselves() -> None:
+    """``common`` imports no agent package; an agent package imports ``common``, itself and
+    the exceptions in :data:`AGENT_EXCEPTIONS`, and neither the lazy ``pomdp_bench.agents``
+    nor the registry (which would reach every agent)."""
+    wrong = []
+    for where, name, line, _ in _imports():
+        importer = _agents_part(".".join(Path(where).parts))
+        target = _agents_part(name)
+        if importer in (None, "__init__", "registry") or target is None:
+            continue
+        allowed = {"common"} if importer == "common" else {"common", importer}
+        if target in allowed or (importer, target) in AGENT_EXCEPTIONS:
+            continue
+        wrong.append(f"{where}:{line} ({importer}) imports {name}")
+    assert not wrong, "\n".join(wrong)

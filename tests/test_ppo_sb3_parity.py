@@ -22,9 +22,9 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import pomdp_bench  # noqa: F401
 from pomdp_bench.agents import PPO
-from pomdp_bench.agents.networks import ActorCriticState
-from pomdp_bench.agents.rollout_buffer import gae
-from pomdp_bench.agents.sb3 import copy_sb3_weights, sb3_policy_kwargs
+from pomdp_bench.agents.ppo.networks import ActorCriticState
+from pomdp_bench.agents.ppo.rollout_buffer import gae
+from pomdp_bench.agents.sb3.agent import copy_sb3_weights, sb3_policy_kwargs
 from pomdp_bench.envs.make import make_vector_env
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
@@ -239,7 +239,7 @@ def test_normalization_matches_vecnormalize() -> None:
     """Our normaliser and SB3's VecNormalize agree step for step on one stream."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    from pomdp_bench.agents.normalization import Normalizer
+    from pomdp_bench.agents.common.normalization import Normalizer
 
     n, gamma = 3, 0.9
     rng = np.random.default_rng(0)

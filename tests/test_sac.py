@@ -10,8 +10,9 @@ import torch
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
+from pomdp_bench.agents.common.networks import observation_features
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.agents.sac_networks import action_features, observation_features
+from pomdp_bench.agents.sac.networks import action_features
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
 # under other CPU kernel settings.

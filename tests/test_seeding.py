@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from pomdp_bench.agents import PPO
+from pomdp_bench.agents.common.seeding import env_seeds
 from pomdp_bench.agents.sac import SAC
-from pomdp_bench.agents.seeding import env_seeds
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import key_from_seed
 from pomdp_bench.harness.suites import expand, load_suite

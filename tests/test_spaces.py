@@ -1,5 +1,5 @@
 """The spaces contract: every supported observation and action space trains, acts and
-evaluates; unsupported ones are refused with a message naming them (agents/spaces.py)."""
+evaluates; unsupported ones are refused with a message naming them (agents/common/spaces.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from pomdp_bench.agents import PPO, SAC
-from pomdp_bench.agents.networks import MultiCategoricalHead
-from pomdp_bench.agents.spaces import check_observation_space, flatten_observations
+from pomdp_bench.agents.common.spaces import check_observation_space, flatten_observations
+from pomdp_bench.agents.ppo.networks import MultiCategoricalHead
 
 OBSERVATION_SPACES = {
     "box": spaces.Box(-1.0, 1.0, (3,), np.float32),

@@ -12,7 +12,8 @@ import optuna
 import pytest
 import yaml
 
-from pomdp_bench.agents.settings import PPOSettings, SACSettings
+from pomdp_bench.agents.ppo import PPOSettings
+from pomdp_bench.agents.sac import SACSettings
 from pomdp_bench.harness.spec import RunResult
 from pomdp_bench.harness.tuning import memory_config, run_value, sample_settings
 from pomdp_bench.memory import MemoryConfig

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from pomdp_bench.agents.base import Agent
+from pomdp_bench.agents.common.base import Agent
+from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.agents.registry import AgentEntry, register_agent
-from pomdp_bench.agents.settings import AgentSettings
 from pomdp_bench.memory import MemoryConfig
 
 

@@ -1,9 +1,10 @@
 """Agents: recurrent PPO, SAC and DQN on one shared shell, their settings, buffers and networks.
 
-``from pomdp_bench.agents import PPO, SAC, DQN, PPOSettings, SACSettings, DQNSettings``. The shell
-(:mod:`~pomdp_bench.agents.base`) holds what every agent shares; the sb3-contrib
-adapter (:mod:`pomdp_bench.agents.sb3`) needs the ``[sb3]`` extra and is imported
-on its own. The agent registry (:mod:`~pomdp_bench.agents.registry`) says which agents
+``from pomdp_bench.agents import PPO, SAC, DQN, PPOSettings, SACSettings, DQNSettings``. Each
+agent is a package (``ppo``, ``sac``, ``dqn``); :mod:`~pomdp_bench.agents.common` holds
+what they share (the shell, :class:`~pomdp_bench.agents.common.base.Agent`). The
+sb3-contrib adapter (:mod:`pomdp_bench.agents.sb3`) needs the ``[sb3]`` extra and is
+imported on its own. The agent registry (:mod:`~pomdp_bench.agents.registry`) says which agents
 the harness knows. Names load on first use, so importing the registry imports no torch.
 """
 
@@ -13,24 +14,25 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _LAZY = {
-    "Agent": "pomdp_bench.agents.base",
-    "PPO": "pomdp_bench.agents.ppo",
-    "SAC": "pomdp_bench.agents.sac",
-    "DQN": "pomdp_bench.agents.dqn",
-    "DQNSettings": "pomdp_bench.agents.dqn_settings",
-    "LinearSchedule": "pomdp_bench.agents.schedules",
-    "PPOSettings": "pomdp_bench.agents.settings",
-    "SACSettings": "pomdp_bench.agents.settings",
+    "Agent": "pomdp_bench.agents.common.base",
+    "PPO": "pomdp_bench.agents.ppo.agent",
+    "SAC": "pomdp_bench.agents.sac.agent",
+    "DQN": "pomdp_bench.agents.dqn.agent",
+    "DQNSettings": "pomdp_bench.agents.dqn.settings",
+    "LinearSchedule": "pomdp_bench.agents.common.schedules",
+    "PPOSettings": "pomdp_bench.agents.ppo.settings",
+    "SACSettings": "pomdp_bench.agents.sac.settings",
 }
 
 if TYPE_CHECKING:
-    from pomdp_bench.agents.base import Agent
-    from pomdp_bench.agents.dqn import DQN
-    from pomdp_bench.agents.dqn_settings import DQNSettings
-    from pomdp_bench.agents.ppo import PPO
-    from pomdp_bench.agents.sac import SAC
-    from pomdp_bench.agents.schedules import LinearSchedule
-    from pomdp_bench.agents.settings import PPOSettings, SACSettings
+    from pomdp_bench.agents.common.base import Agent
+    from pomdp_bench.agents.common.schedules import LinearSchedule
+    from pomdp_bench.agents.dqn.agent import DQN
+    from pomdp_bench.agents.dqn.settings import DQNSettings
+    from pomdp_bench.agents.ppo.agent import PPO
+    from pomdp_bench.agents.ppo.settings import PPOSettings
+    from pomdp_bench.agents.sac.agent import SAC
+    from pomdp_bench.agents.sac.settings import SACSettings
 
 __all__ = ["DQN", "PPO", "SAC", "Agent", "DQNSettings", "LinearSchedule", "PPOSettings", "SACSettings"]
 

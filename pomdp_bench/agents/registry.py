@@ -42,10 +42,10 @@ class AgentEntry:
     Attributes:
         name: how suites, ``RunSpec.agent`` and the CLIs spell it (lower case, ``[a-z0-9_]``).
         agent_class: the agent's class as ``"module:Name"``, a subclass of
-            :class:`~pomdp_bench.agents.base.Agent` (or with the same constructor, ``learn``
+            :class:`~pomdp_bench.agents.common.base.Agent` (or with the same constructor, ``learn``
             and ``evaluate``).
         settings_class: its settings dataclass as ``"module:Name"`` (an
-            :class:`~pomdp_bench.agents.settings.AgentSettings` subclass).
+            :class:`~pomdp_bench.agents.common.settings.AgentSettings` subclass).
         sequence_field: the setting a run's ``bptt_length`` sets (PPO's ``"bptt_length"``,
             SAC's ``"sequence_length"``); ``None``: the agent trains on no fixed sequence
             length, and a run's length is refused.
@@ -212,38 +212,38 @@ def get_agent(name: str) -> AgentEntry:
 register_agent(
     AgentEntry(
         name="ppo",
-        agent_class="pomdp_bench.agents.ppo:PPO",
-        settings_class="pomdp_bench.agents.settings:PPOSettings",
+        agent_class="pomdp_bench.agents.ppo.agent:PPO",
+        settings_class="pomdp_bench.agents.ppo.settings:PPOSettings",
         sequence_field="bptt_length",
-        search_space="pomdp_bench.agents.search_spaces:ppo_search_space",
+        search_space="pomdp_bench.agents.ppo.search_space:ppo_search_space",
         description="recurrent PPO (ours)",
     )
 )
 register_agent(
     AgentEntry(
         name="sac",
-        agent_class="pomdp_bench.agents.sac:SAC",
-        settings_class="pomdp_bench.agents.settings:SACSettings",
+        agent_class="pomdp_bench.agents.sac.agent:SAC",
+        settings_class="pomdp_bench.agents.sac.settings:SACSettings",
         sequence_field="sequence_length",
-        search_space="pomdp_bench.agents.search_spaces:sac_search_space",
+        search_space="pomdp_bench.agents.sac.search_space:sac_search_space",
         description="SAC with sequence replay (ours)",
     )
 )
 register_agent(
     AgentEntry(
         name="dqn",
-        agent_class="pomdp_bench.agents.dqn:DQN",
-        settings_class="pomdp_bench.agents.dqn_settings:DQNSettings",
+        agent_class="pomdp_bench.agents.dqn.agent:DQN",
+        settings_class="pomdp_bench.agents.dqn.settings:DQNSettings",
         sequence_field="sequence_length",
-        search_space="pomdp_bench.agents.dqn_search_space:dqn_search_space",
+        search_space="pomdp_bench.agents.dqn.search_space:dqn_search_space",
         description="DQN with sequence replay (ours; Discrete actions)",
     )
 )
 register_agent(
     AgentEntry(
         name="sb3_ppo",
-        agent_class="pomdp_bench.agents.sb3:SB3RecurrentPPO",
-        settings_class="pomdp_bench.agents.settings:PPOSettings",
+        agent_class="pomdp_bench.agents.sb3.agent:SB3RecurrentPPO",
+        settings_class="pomdp_bench.agents.ppo.settings:PPOSettings",
         sequence_field="bptt_length",
         keep_tuned_sequence=False,
         description="sb3-contrib's RecurrentPPO (needs the [sb3] extra)",

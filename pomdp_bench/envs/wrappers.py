@@ -120,7 +120,7 @@ def apply_wrappers(env: gym.Env, wrappers: Sequence[WrapperSpec]) -> gym.Env:
 class Seed32(gym.Wrapper):
     """Reset seeds folded into 32 bits, for envs that seed numpy's legacy global generator
     (``np.random.seed`` takes ``0 .. 2**32 - 1``, as POPGym's Labyrinths do), while the
-    agents split 64-bit seeds (:mod:`pomdp_bench.agents.seeding`). The fold is
+    agents split 64-bit seeds (:mod:`pomdp_bench.agents.common.seeding`). The fold is
     ``SeedSequence(seed)``'s first 32-bit word: distinct seeds stay distinct but for
     chance collisions (about one in 4e9 per pair).
 

@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from pomdp_bench.agents.common.seeding import check_seed
 from pomdp_bench.agents.registry import get_agent
-from pomdp_bench.agents.seeding import check_seed
 from pomdp_bench.envs import register_card
 from pomdp_bench.envs.make import import_env_module
 from pomdp_bench.harness.spec import RunResult, RunSpec

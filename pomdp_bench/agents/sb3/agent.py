@@ -3,7 +3,7 @@
 - :func:`sb3_policy_kwargs`: the ``MlpLstmPolicy`` settings that match a
   :class:`~pomdp_bench.agents.ppo.PPO` with an LSTM memory.
 - :func:`copy_sb3_weights`: copy a ``MlpLstmPolicy``'s weights into our PPO's
-  :class:`~pomdp_bench.agents.networks.ActorCritic`; the two then compute the
+  :class:`~pomdp_bench.agents.ppo.networks.ActorCritic`; the two then compute the
   same log-probabilities, entropies and values.
 - :class:`SB3RecurrentPPO`: ``RecurrentPPO`` behind our agent's interface
   (``learn``, ``predict``, ``evaluate``, ``history``), trained with SB3's own
@@ -23,10 +23,11 @@ import torch
 from gymnasium.wrappers import FlattenObservation
 from torch import nn
 
-from pomdp_bench.agents.networks import NetArch, activation_class
-from pomdp_bench.agents.ppo import PPO
-from pomdp_bench.agents.settings import PPOSettings
-from pomdp_bench.agents.spaces import check_observation_space, flatten_observations, needs_flattening
+from pomdp_bench.agents.common.networks import activation_class
+from pomdp_bench.agents.common.spaces import check_observation_space, flatten_observations, needs_flattening
+from pomdp_bench.agents.ppo.agent import PPO
+from pomdp_bench.agents.ppo.networks import NetArch
+from pomdp_bench.agents.ppo.settings import PPOSettings
 from pomdp_bench.envs.wrappers import apply_wrappers, check_wrappers
 from pomdp_bench.memory import MemoryConfig
 
@@ -135,7 +136,7 @@ class _HistoryCallback(BaseCallback):
 class SB3RecurrentPPO:
     """sb3-contrib's ``RecurrentPPO`` with our PPO's constructor and methods.
 
-    Takes :class:`~pomdp_bench.agents.settings.PPOSettings`, as our PPO does, where
+    Takes :class:`~pomdp_bench.agents.ppo.settings.PPOSettings`, as our PPO does, where
     they have an sb3-contrib counterpart: an LSTM memory only (the default here), and
     no ``bptt_length`` (sb3-contrib cuts its sequences at episode starts and minibatch
     edges). ``n_envs`` defaults to 8. Observation and reward normalisation
@@ -210,7 +211,7 @@ class SB3RecurrentPPO:
 
     def _make_env(self) -> gym.Env:
         """One copy of the env (its named wrappers applied), read as our agents read it: Box and Discrete observations
-        as they are, other spaces flattened by Gymnasium (:mod:`pomdp_bench.agents.spaces`)."""
+        as they are, other spaces flattened by Gymnasium (:mod:`pomdp_bench.agents.common.spaces`)."""
         env = apply_wrappers(gym.make(self.env_id, **self.env_kwargs), self.env_wrappers)
         check_observation_space(env.observation_space)
         self._raw_observation_space = env.observation_space

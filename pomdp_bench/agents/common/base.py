@@ -15,7 +15,7 @@ fills these hooks:
   writes beside the settings, and how ``load`` puts it back.
 
 Random streams. Everything random in a run derives from ``settings.seed``: env resets
-through :func:`~pomdp_bench.agents.seeding.env_seeds` (training and evaluation draw
+through :func:`~pomdp_bench.agents.common.seeding.env_seeds` (training and evaluation draw
 disjoint episodes), torch generators through :meth:`Agent._stream` (``seed + offset``,
 each agent naming its offsets), and the networks from ``torch.manual_seed(seed)``
 inside a forked RNG, so building an agent leaves the global RNG untouched.
@@ -37,12 +37,12 @@ from gymnasium.vector import VectorEnv
 from torch import Tensor
 from tqdm.auto import tqdm
 
-from pomdp_bench.agents.evaluation import evaluate_episodes
-from pomdp_bench.agents.networks import MemoryState, state_from_numpy, state_to_numpy
-from pomdp_bench.agents.sb3_habits import from_policy_kwargs, log_line, refuse_policy_string
-from pomdp_bench.agents.seeding import env_seeds
-from pomdp_bench.agents.settings import AgentSettings
-from pomdp_bench.agents.spaces import flat_vector_env, flatten_observations, needs_flattening
+from pomdp_bench.agents.common.evaluation import evaluate_episodes
+from pomdp_bench.agents.common.networks import MemoryState, state_from_numpy, state_to_numpy
+from pomdp_bench.agents.common.sb3_habits import from_policy_kwargs, log_line, refuse_policy_string
+from pomdp_bench.agents.common.seeding import env_seeds
+from pomdp_bench.agents.common.settings import AgentSettings
+from pomdp_bench.agents.common.spaces import flat_vector_env, flatten_observations, needs_flattening
 from pomdp_bench.envs.make import make_vector_env, training_env
 from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.memory import MemoryConfig
@@ -99,7 +99,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
         env_id, env_kwargs, env_wrappers: what built it (``env_id`` is ``None`` for a
             vector env given without a spec).
         n_envs: copies stepped together (``N``).
-        settings: the resolved settings (:mod:`pomdp_bench.agents.settings`).
+        settings: the resolved settings (an :class:`~pomdp_bench.agents.common.settings.AgentSettings`).
         num_timesteps: env steps taken in training, over all copies.
         n_updates: PPO: rollouts trained on; SAC: gradient steps taken.
         history: one dict of statistics per log entry (see the agent's ``learn``).
@@ -411,7 +411,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 wrappers included).
             seed: root of the evaluation episodes (default: the agent's seed); each
                 copy resets from its own stream split from it, never shared with
-                training (:mod:`pomdp_bench.agents.seeding`).
+                training (:mod:`pomdp_bench.agents.common.seeding`).
 
         Returns:
             ``[n_episodes]`` float64 returns, in order of completion per copy.

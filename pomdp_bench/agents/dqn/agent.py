@@ -7,12 +7,12 @@ DQN (Mnih et al. 2015) as Stable-Baselines3's ``DQN``, on replayed sequences as 
 The algorithm reads top to bottom in :meth:`DQN._iterate` (act, store, update) and
 :meth:`DQN._gradient_step` (one update: start states, TD targets, loss).
 ``predict``, ``evaluate``, ``save`` and ``load`` come from the shared shell
-(:class:`~pomdp_bench.agents.base.Agent`); the settings are
-:class:`~pomdp_bench.agents.dqn_settings.DQNSettings`.
+(:class:`~pomdp_bench.agents.common.base.Agent`); the settings are
+:class:`~pomdp_bench.agents.dqn.settings.DQNSettings`.
 
 Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
-- The buffer (:mod:`pomdp_bench.agents.dqn_buffer`) stores whole trajectories per
+- The buffer (:mod:`pomdp_bench.agents.dqn.buffer`) stores whole trajectories per
   copy and samples contiguous sequences of ``burn_in + sequence_length + n_steps``
   rows (with ``align_to_episodes``, only those starting at an episode start). The
   memory starts from zero and runs through the ``burn_in`` rows without gradient, or
@@ -40,13 +40,12 @@ import torch.nn.functional as F
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from pomdp_bench.agents.base import Agent
-from pomdp_bench.agents.dqn_buffer import DQNReplayBuffer
-from pomdp_bench.agents.dqn_networks import QNetwork
-from pomdp_bench.agents.dqn_settings import DQNNetArch, DQNSettings
-from pomdp_bench.agents.networks import MemoryState
-from pomdp_bench.agents.sac_networks import observation_features
-from pomdp_bench.agents.sequence_buffer import SequenceBatch
+from pomdp_bench.agents.common.base import Agent
+from pomdp_bench.agents.common.networks import MemoryState, observation_features
+from pomdp_bench.agents.common.sequence_buffer import SequenceBatch
+from pomdp_bench.agents.dqn.buffer import DQNReplayBuffer
+from pomdp_bench.agents.dqn.networks import QNetwork
+from pomdp_bench.agents.dqn.settings import DQNNetArch, DQNSettings
 from pomdp_bench.validation import check_int
 
 
@@ -103,11 +102,11 @@ def rows_at(values: Tensor, rows: Tensor) -> Tensor:
 class DQN(Agent[DQNSettings]):
     """Deep Q-learning with an optional memory, trained on replayed sequences.
 
-    Built as every agent is (:class:`~pomdp_bench.agents.base.Agent`)::
+    Built as every agent is (:class:`~pomdp_bench.agents.common.base.Agent`)::
 
         DQN(env, memory=None, *, env_kwargs=None, settings=None, device="auto", **changes)
 
-    where ``changes`` are fields of :class:`~pomdp_bench.agents.dqn_settings.DQNSettings`
+    where ``changes`` are fields of :class:`~pomdp_bench.agents.dqn.settings.DQNSettings`
     (``burn_in``, ``sequence_length``, ``double_q``, ``n_steps``, ``batch_size``, ...).
     ``predict(deterministic=False)`` acts epsilon-greedily at the current
     ``exploration_rate``; ``evaluate`` acts greedily.
@@ -187,7 +186,7 @@ class DQN(Agent[DQNSettings]):
         callback: Callable[[DQN], bool | None] | None = None,
         log_interval: int = 1_000,
     ) -> DQN:
-        """The shell's :meth:`~pomdp_bench.agents.base.Agent.learn`, with
+        """The shell's :meth:`~pomdp_bench.agents.common.base.Agent.learn`, with
         ``log_interval``: env steps between entries of ``self.history``. Epsilon's
         schedule runs over this call's ``total_timesteps``, as SB3's."""
         self._log_interval = check_int("log_interval", log_interval, minimum=1)

@@ -1,5 +1,5 @@
 """DQN's Q network: ``observation features -> encoder -> memory -> MLP -> Q per action``,
-time-first, built from :class:`pomdp_bench.agents.networks.Trunk`.
+time-first, built from :class:`pomdp_bench.agents.common.networks.Trunk`.
 
 Without a memory and without an encoder it is SB3's ``QNetwork`` layer for layer
 (``Linear, activation, ..., Linear``), so SB3's weights copy over one to one
@@ -12,8 +12,8 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from pomdp_bench.agents.dqn_settings import DQNNetArch
-from pomdp_bench.agents.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
+from pomdp_bench.agents.common.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
+from pomdp_bench.agents.dqn.settings import DQNNetArch
 from pomdp_bench.memory import MemoryConfig
 
 

@@ -5,8 +5,8 @@ drives): collect a rollout with the memory running (:meth:`PPO._collect_rollout`
 compute GAE, then train on whole bptt pieces of it (:meth:`PPO._update`), the loss
 next to its data.
 ``predict``, ``evaluate``, ``save`` and ``load`` come from the shared shell
-(:class:`~pomdp_bench.agents.base.Agent`); the settings are
-:class:`~pomdp_bench.agents.settings.PPOSettings`.
+(:class:`~pomdp_bench.agents.common.base.Agent`); the settings are
+:class:`~pomdp_bench.agents.ppo.settings.PPOSettings`.
 
 Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
@@ -38,13 +38,14 @@ import torch.nn.functional as F
 from gymnasium import spaces
 from torch import Tensor
 
-from pomdp_bench.agents.base import Agent
-from pomdp_bench.agents.flat_parameters import FlatAdam, FlatParameters
-from pomdp_bench.agents.networks import ActorCritic, ActorCriticState, MemoryState, NetArch
-from pomdp_bench.agents.normalization import Normalizer
-from pomdp_bench.agents.rollout_buffer import Minibatch, RecurrentRolloutBuffer
-from pomdp_bench.agents.settings import PPOSettings
-from pomdp_bench.agents.spaces import check_action_space
+from pomdp_bench.agents.common.base import Agent
+from pomdp_bench.agents.common.flat_parameters import FlatAdam, FlatParameters
+from pomdp_bench.agents.common.networks import MemoryState
+from pomdp_bench.agents.common.normalization import Normalizer
+from pomdp_bench.agents.common.spaces import check_action_space
+from pomdp_bench.agents.ppo.networks import ActorCritic, ActorCriticState, NetArch
+from pomdp_bench.agents.ppo.rollout_buffer import Minibatch, RecurrentRolloutBuffer
+from pomdp_bench.agents.ppo.settings import PPOSettings
 
 
 def clip_ratio(ratio: Tensor, old_log_probs: Tensor, clip_range: float, clip_rise: str) -> Tensor:
@@ -64,17 +65,17 @@ def clip_ratio(ratio: Tensor, old_log_probs: Tensor, clip_range: float, clip_ris
 class PPO(Agent[PPOSettings]):
     """Proximal Policy Optimisation (clip) with an optional memory.
 
-    Built as every agent is (:class:`~pomdp_bench.agents.base.Agent`)::
+    Built as every agent is (:class:`~pomdp_bench.agents.common.base.Agent`)::
 
         PPO(env, memory=None, *, env_kwargs=None, settings=None, device="auto", **changes)
 
-    where ``changes`` are fields of :class:`~pomdp_bench.agents.settings.PPOSettings`
+    where ``changes`` are fields of :class:`~pomdp_bench.agents.ppo.settings.PPOSettings`
     (``n_steps``, ``bptt_length``, ``learning_rate``, ``seed``, ...).
 
     Raises:
         TypeError: an unknown setting (the message lists the valid ones), a wrong
             type, an observation or action space the agent cannot take
-            (:mod:`pomdp_bench.agents.spaces` lists those it can).
+            (:mod:`pomdp_bench.agents.common.spaces` lists those it can).
         ValueError: settings that cannot work (e.g. a ``bptt_length`` that does not
             divide the default), with the valid values in the message.
     """

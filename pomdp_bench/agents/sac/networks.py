@@ -2,7 +2,7 @@
 be a strong baseline for many POMDPs").
 
 Both are ``features -> encoder -> memory -> MLP -> head``, time-first, built from
-:class:`pomdp_bench.agents.networks.Trunk` (an MLP encoder and a memory block):
+:class:`pomdp_bench.agents.common.networks.Trunk` (an MLP encoder and a memory block):
 
 - :class:`SACActor` reads the observation. For ``Box`` actions its head is a
   tanh-squashed Gaussian (mean and state-dependent log standard deviation, as
@@ -27,8 +27,8 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from pomdp_bench.agents.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
-from pomdp_bench.agents.spaces import check_action_space
+from pomdp_bench.agents.common.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
+from pomdp_bench.agents.common.spaces import check_action_space
 from pomdp_bench.memory import MemoryConfig
 
 # SB3's bounds on the Gaussian's log standard deviation.
@@ -59,14 +59,6 @@ class SACNetArch(NamedTuple):
                 raise ValueError(f"net_arch has unknown keys {sorted(unknown)}; valid: encoder, pi, qf")
             return cls(*([int(w) for w in net_arch.get(k, [])] for k in ("encoder", "pi", "qf")))
         raise TypeError(f"net_arch must be None, a list of ints or a dict, got {net_arch!r}")
-
-
-def observation_features(obs: Tensor, space: spaces.Space) -> Tensor:
-    """Observations ``[..., *obs_shape]`` as float features ``[..., D]``: a ``Box``
-    flattened, a ``Discrete`` one-hot (``D = flat_obs_size(space)``)."""
-    if isinstance(space, spaces.Discrete):
-        return nn.functional.one_hot(obs.long(), int(space.n)).float()
-    return obs.reshape(*obs.shape[: obs.dim() - len(space.shape)], flat_obs_size(space)).float()
 
 
 def action_features(actions: Tensor, space: spaces.Space) -> Tensor:

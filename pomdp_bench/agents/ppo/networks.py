@@ -1,10 +1,6 @@
-"""Networks for the agents: encoder -> memory -> heads.
+"""PPO's networks: encoder -> memory -> heads.
 
-The pieces are general so SAC can reuse them:
-
-- :func:`build_mlp` and :func:`activation_class`: plain MLPs.
-- :class:`Trunk`: an optional MLP encoder followed by a memory block
-  (:mod:`pomdp_bench.memory`), time-first ``[T, B, D] -> [T, B, H]``.
+- :class:`NetArch`: the hidden widths, read from SB3's forms.
 - :class:`CategoricalHead`, :class:`MultiCategoricalHead`, :class:`DiagGaussianHead`:
   action distributions for ``Discrete``, ``MultiDiscrete`` and ``Box`` action spaces,
   written directly on tensors (no
@@ -13,6 +9,7 @@ The pieces are general so SAC can reuse them:
   and critic memories (sb3-contrib's default, ``enable_critic_lstm=True``) or
   one shared memory.
 
+The encoder and memory are the shared :class:`~pomdp_bench.agents.common.networks.Trunk`.
 The layout of :class:`ActorCritic` with an LSTM memory and an empty encoder is
 sb3-contrib's ``MlpLstmPolicy``, so its weights copy over one to one
 (:mod:`pomdp_bench.agents.sb3`).
@@ -21,58 +18,15 @@ sb3-contrib's ``MlpLstmPolicy``, so its weights copy over one to one
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import numpy as np
 import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from pomdp_bench.agents.spaces import check_action_space
-from pomdp_bench.memory import MemoryConfig, build_memory
-
-MemoryState = tuple[Tensor, ...]
-
-_ACTIVATIONS: dict[str, type[nn.Module]] = {
-    "relu": nn.ReLU,
-    "tanh": nn.Tanh,
-    "elu": nn.ELU,
-    "gelu": nn.GELU,
-    "silu": nn.SiLU,
-    "leaky_relu": nn.LeakyReLU,
-}
-
-
-def activation_class(name: str) -> type[nn.Module]:
-    """The activation module class called ``name`` (``"relu"``, ``"tanh"``, ...)."""
-    try:
-        return _ACTIVATIONS[name.lower()]
-    except (KeyError, AttributeError):
-        raise ValueError(f"activation={name!r} is not one of {sorted(_ACTIVATIONS)}") from None
-
-
-def build_mlp(input_size: int, sizes: list[int], activation: type[nn.Module]) -> tuple[nn.Module, int]:
-    """``Linear -> activation`` for each width in ``sizes``.
-
-    Returns:
-        ``(module, output_size)``; an empty ``sizes`` gives ``nn.Identity``.
-    """
-    layers: list[nn.Module] = []
-    size = input_size
-    for width in sizes:
-        layers += [nn.Linear(size, width), activation()]
-        size = width
-    return (nn.Sequential(*layers) if layers else nn.Identity()), size
-
-
-def flat_obs_size(space: spaces.Space) -> int:
-    """The width of one observation as the networks read it: a flattened ``Box``,
-    or a one-hot ``Discrete``."""
-    if isinstance(space, spaces.Box):
-        return int(np.prod(space.shape))
-    if isinstance(space, spaces.Discrete):
-        return int(space.n)
-    raise TypeError(f"observation space {space} is not supported: use Box or Discrete")
+from pomdp_bench.agents.common.networks import MemoryState, Trunk, activation_class, build_mlp, flat_obs_size
+from pomdp_bench.agents.common.spaces import check_action_space
+from pomdp_bench.memory import MemoryConfig
 
 
 class NetArch(NamedTuple):
@@ -98,51 +52,6 @@ class NetArch(NamedTuple):
                 list(net_arch.get("encoder", [])), list(net_arch.get("pi", [])), list(net_arch.get("vf", []))
             )
         raise TypeError(f"net_arch must be None, a list of ints or a dict, got {net_arch!r}")
-
-
-class Trunk(nn.Module):
-    """An MLP encoder followed by a memory block, time-first.
-
-    Args:
-        input_size: observation width ``D``.
-        encoder: hidden widths of the encoder (empty: none).
-        memory: the memory block's settings.
-        activation: activation class of the encoder.
-        skip: also output the encoded input beside the memory's output.
-    """
-
-    def __init__(
-        self,
-        input_size: int,
-        encoder: list[int],
-        memory: MemoryConfig,
-        activation: type[nn.Module],
-        skip: bool = False,
-    ) -> None:
-        super().__init__()
-        self.encoder, enc_size = build_mlp(input_size, encoder, activation)
-        self.memory = build_memory(memory, input_size=enc_size)
-        self.skip = skip
-        self.output_size: int = self.memory.output_size + (enc_size if skip else 0)
-
-    def initial_state(self, batch_size: int, device: torch.device | None = None) -> MemoryState:
-        return tuple(self.memory.initial_state(batch_size, device=device))
-
-    def forward(self, x: Tensor, state: MemoryState, episode_starts: Tensor) -> tuple[Tensor, MemoryState]:
-        """Run ``x [T, B, D]`` from ``state`` (each tensor ``[B, ...]``).
-
-        Args:
-            x: ``[T, B, D]`` observations.
-            state: the memory before step 0.
-            episode_starts: ``[T, B]`` bool; the memory of copy ``b`` resets before step ``t``.
-
-        Returns:
-            ``(y [T, B, H], state after step T - 1)``; with ``skip``, ``y [T, B, H + E]``
-            is the memory's output and the encoded input side by side.
-        """
-        encoded = self.encoder(x)
-        y, state = self.memory(encoded, state, episode_starts)
-        return (torch.cat([y, encoded], dim=-1) if self.skip else y), state
 
 
 def epsilon_soft_log_probs(logits: Tensor, epsilon: float) -> Tensor:
@@ -327,7 +236,7 @@ class ActorCritic(nn.Module):
 
     Args:
         observation_space: a ``Box`` (flattened) or ``Discrete`` (one-hot) space
-            (other spaces reach it flattened: :mod:`pomdp_bench.agents.spaces`).
+            (other spaces reach it flattened: :mod:`pomdp_bench.agents.common.spaces`).
         action_space: ``Discrete``, ``MultiDiscrete`` (1-d) or a 1-d ``Box``.
         memory: the memory block's settings (``kind="none"`` for feedforward).
         net_arch: hidden widths, see :meth:`NetArch.parse`.
@@ -483,13 +392,3 @@ class ActorCritic(nn.Module):
         log_prob = self.action_head.log_prob(params, actions)
         kl = self.action_head.uniform_kl(params) if uniform_kl else None
         return log_prob, self.action_head.entropy(params), self.value_from_latent(latent_vf), kl
-
-
-def state_to_numpy(state: MemoryState) -> tuple[np.ndarray, ...]:
-    """A memory state as numpy arrays (``[B, ...]`` each)."""
-    return tuple(s.detach().cpu().numpy() for s in state)
-
-
-def state_from_numpy(state: Any, device: torch.device) -> MemoryState:
-    """The inverse of :func:`state_to_numpy`."""
-    return tuple(torch.as_tensor(np.asarray(s), device=device) for s in state)

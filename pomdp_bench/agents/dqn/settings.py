@@ -1,7 +1,7 @@
 """Settings of :class:`~pomdp_bench.agents.dqn.DQN`: one frozen dataclass, field by field.
 
 The defaults are SB3's ``DQN`` where SB3 has the setting, and SAC's sequence replay
-(:class:`~pomdp_bench.agents.settings.SACSettings`) where it has not. Memory-RL's
+(:class:`~pomdp_bench.agents.sac.settings.SACSettings`) where it has not. Memory-RL's
 T-Maze settings (Ni et al. 2023; ``docs/notes/dqn-reference.md``) are in
 ``agents/dqn.yaml``; each field says where they differ from the defaults.
 """
@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from pomdp_bench.agents.schedules import ScheduleLike
-from pomdp_bench.agents.settings import AgentSettings
+from pomdp_bench.agents.common.schedules import ScheduleLike
+from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 

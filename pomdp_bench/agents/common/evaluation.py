@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import VectorEnv
 
-from pomdp_bench.agents.seeding import env_seeds
+from pomdp_bench.agents.common.seeding import env_seeds
 from pomdp_bench.envs.make import check_same_step, make_vector_env
 
 # act(obs [N, *obs_shape], episode_starts [N] bool) -> actions [N, ...] ready for env.step.
@@ -32,7 +32,7 @@ def evaluate_episodes(
     ``evaluate_policy`` does, so short episodes are not over-represented. ``act`` sees
     ``episode_starts`` true at every copy's first step and after every episode end,
     which is where a memory must reset. Copy ``i`` resets from the ``i``-th reset seed
-    that :func:`~pomdp_bench.agents.seeding.env_seeds` splits from ``seed`` for
+    that :func:`~pomdp_bench.agents.common.seeding.env_seeds` splits from ``seed`` for
     evaluation, so no two seeds, and no training run, share an evaluation episode.
 
     Returns:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pomdp_bench.agents.search_spaces import HIDDEN_SIZES, NET_ARCHS
+from pomdp_bench.agents.common.search_space import HIDDEN_SIZES, NET_ARCHS
 
 # Sampled per trial: (name, choices) for categorical settings; the rest are drawn below.
 DQN_CHOICES: dict[str, list[Any]] = {

@@ -1,5 +1,5 @@
 """DQN's sequence replay: SAC's rings of whole trajectories per copy
-(:mod:`pomdp_bench.agents.sequence_buffer`), with room for n-step targets and, on
+(:mod:`pomdp_bench.agents.common.sequence_buffer`), with room for n-step targets and, on
 request, sequences that begin at episode starts.
 
 A sampled sequence has ``burn_in + sequence_length + n_steps`` rows: the memory warms
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer, StateSpec
+from pomdp_bench.agents.common.sequence_buffer import SequenceBatch, SequenceReplayBuffer, StateSpec
 
 
 class DQNReplayBuffer(SequenceReplayBuffer):
@@ -28,7 +28,7 @@ class DQNReplayBuffer(SequenceReplayBuffer):
     Args:
         capacity, n_envs, obs_shape, obs_dtype, action_shape, action_dtype,
         action_feature_size, state_spec, device: as
-            :class:`~pomdp_bench.agents.sequence_buffer.SequenceReplayBuffer`.
+            :class:`~pomdp_bench.agents.common.sequence_buffer.SequenceReplayBuffer`.
         burn_in, sequence_length, n_steps: a sequence has ``burn_in + sequence_length +
             n_steps`` rows.
         align_to_episodes: draw only sequences whose row ``burn_in`` begins an episode.

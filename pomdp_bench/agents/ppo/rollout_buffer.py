@@ -18,7 +18,7 @@ from math import gcd
 import torch
 from torch import Tensor
 
-from pomdp_bench.agents.networks import ActorCriticState
+from pomdp_bench.agents.ppo.networks import ActorCriticState
 
 
 def _divisors(n: int) -> list[int]:

@@ -7,12 +7,12 @@ whose losses take the expectation over the actions exactly.
 The algorithm reads top to bottom in :meth:`SAC._iterate` (act, store, update) and
 :meth:`SAC._gradient_step` (one update, each loss next to its data). ``predict``,
 ``evaluate``, ``save`` and ``load`` come from the shared shell
-(:class:`~pomdp_bench.agents.base.Agent`); the settings are
-:class:`~pomdp_bench.agents.settings.SACSettings`.
+(:class:`~pomdp_bench.agents.common.base.Agent`); the settings are
+:class:`~pomdp_bench.agents.sac.settings.SACSettings`.
 
 Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
 
-- The buffer (:mod:`pomdp_bench.agents.sequence_buffer`) stores whole trajectories
+- The buffer (:mod:`pomdp_bench.agents.common.sequence_buffer`) stores whole trajectories
   per copy and samples contiguous windows of ``burn_in + sequence_length + 1``
   steps. The memory starts from zero, runs through the ``burn_in`` steps without
   gradient, and the losses use the next ``sequence_length`` steps; an episode start
@@ -25,7 +25,7 @@ Semantics (see docs/DESIGN.md, "Semantics that are easy to get wrong"):
   that episode built (the buffer keeps it as a final row of the episode).
 - The actor and the critics have separate memories; a critic's memory reads the
   observation and the previous action, and the action being scored joins after the
-  memory (:mod:`pomdp_bench.agents.sac_networks`).
+  memory (:mod:`pomdp_bench.agents.sac.networks`).
 - ``memory=None`` with ``burn_in=0, sequence_length=1`` is SB3's SAC step for step:
   windows of two rows are transitions, and ``batch_size`` counts them.
 """
@@ -43,31 +43,30 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from pomdp_bench.agents.base import Agent
-from pomdp_bench.agents.networks import MemoryState
-from pomdp_bench.agents.sac_networks import (
+from pomdp_bench.agents.common.base import Agent
+from pomdp_bench.agents.common.networks import MemoryState, observation_features
+from pomdp_bench.agents.common.sequence_buffer import SequenceBatch, SequenceReplayBuffer
+from pomdp_bench.agents.common.spaces import check_action_space
+from pomdp_bench.agents.sac.networks import (
     SACActor,
     SACCritic,
     SACNetArch,
     action_feature_size,
     action_features,
     make_sac_networks,
-    observation_features,
 )
-from pomdp_bench.agents.sequence_buffer import SequenceBatch, SequenceReplayBuffer
-from pomdp_bench.agents.settings import SACSettings, parse_ent_coef
-from pomdp_bench.agents.spaces import check_action_space
+from pomdp_bench.agents.sac.settings import SACSettings, parse_ent_coef
 from pomdp_bench.validation import check_int
 
 
 class SAC(Agent[SACSettings]):
     """Soft Actor-Critic with an optional memory, trained on replayed sequences.
 
-    Built as every agent is (:class:`~pomdp_bench.agents.base.Agent`)::
+    Built as every agent is (:class:`~pomdp_bench.agents.common.base.Agent`)::
 
         SAC(env, memory=None, *, env_kwargs=None, settings=None, device="auto", **changes)
 
-    where ``changes`` are fields of :class:`~pomdp_bench.agents.settings.SACSettings`
+    where ``changes`` are fields of :class:`~pomdp_bench.agents.sac.settings.SACSettings`
     (``burn_in``, ``sequence_length``, ``stored_state``, ``batch_size``, ``seed``, ...).
     The memory block serves the actor and the critic, each getting its own.
 
@@ -156,7 +155,7 @@ class SAC(Agent[SACSettings]):
         callback: Callable[[SAC], bool | None] | None = None,
         log_interval: int = 1_000,
     ) -> SAC:
-        """The shell's :meth:`~pomdp_bench.agents.base.Agent.learn`, with
+        """The shell's :meth:`~pomdp_bench.agents.common.base.Agent.learn`, with
         ``log_interval``: env steps between entries of ``self.history``."""
         self._log_interval = check_int("log_interval", log_interval, minimum=1)
         return super().learn(total_timesteps, progress_bar, callback)
