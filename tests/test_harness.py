@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -283,8 +284,10 @@ def test_execute_turns_nan_into_a_failure(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _finished(store_path: Path) -> int:
+    if not store_path.is_file():  # connecting would create it, as a database of another layout
+        return 0
     try:
-        with sqlite3.connect(store_path, timeout=5) as conn:
+        with contextlib.closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True, timeout=5)) as conn:
             return conn.execute("SELECT COUNT(*) FROM runs WHERE status = 'ok'").fetchone()[0]
     except sqlite3.OperationalError:
         return 0

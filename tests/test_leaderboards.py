@@ -26,8 +26,9 @@ import pandas as pd
 import pytest
 
 from pomdp_bench.harness import leaderboard
-from pomdp_bench.harness.report import declared_cells, published_cells
-from pomdp_bench.harness.suites import available_suites
+from pomdp_bench.harness.report import published_cells
+from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.suites import available_suites, expand, load_suite
 
 ROOT = Path(__file__).resolve().parents[1] / "leaderboards"
 SUITES = [s for s in available_suites() if (ROOT / f"{s}.csv").is_file()]
@@ -98,10 +99,13 @@ def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     assert (cells["n_seeds"] >= 5).all(), cells.loc[cells["n_seeds"] < 5, leaderboard.CELL_KEYS]
     assert (cells["command"] == f"python -m pomdp_bench.run --suite {suite}").all(), set(cells["command"])
 
-    try:
-        declared = declared_cells(suite)
+    try:  # the suite file as shipped, expanded here: the store's record must agree with it
+        declared = {tuple(leaderboard.cell_id(s)) for s in expand(load_suite(suite))}
     except ValueError as err:  # an outside env's package is not installed here
         pytest.skip(f"suite {suite} does not expand here: {err}")
+    with ResultStore(ROOT / "store") as store:
+        recorded = store.declared_cells(suite)
+    assert recorded is not None and {tuple(c) for c in recorded} == declared
     present = published_cells(cells)
     assert present <= declared, f"cells not declared by suite {suite}: {sorted(present - declared)}"
     section = readme.split(f"### `{suite}`", 1)[1].split("\n### ", 1)[0]

@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
+from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
 
 # column -> (type, meaning). Types: str, int, float, bool.
@@ -185,6 +186,14 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
+
+
+def cell_id(spec: RunSpec) -> list[str]:
+    """A run's cell as :data:`CELL_KEYS` values in text, ``bptt_length`` ``""`` when unset:
+    what a store records as the cells a suite declares (``ResultStore.declare_cells``)."""
+    bptt = "" if spec.bptt_length is None else str(int(spec.bptt_length))
+    return [spec.env_id, json_text(spec.env_kwargs), spec.agent, spec.memory_kind, bptt]
+
 
 # The fewest seeds a verdict (learned) rests on; fewer leave it empty.
 MIN_SEEDS = 5

@@ -1,8 +1,8 @@
 """One-time store migrations: fields that runs stored by older versions lack.
 
-Reporting reads the store and never rebuilds an agent; where an old run lacks a field
-that can be computed exactly from its spec, a migration computes it once and writes it
-into the stored result.
+Reporting reads the store and never rebuilds an agent or expands a suite; where an old
+store lacks a field that can be computed exactly (a run's gradient reach from its spec, a
+suite's declared cells from its shipped file), a migration computes it once and writes it.
 
     python -m pomdp_bench.harness.migrations --results leaderboards/store
 """
@@ -65,6 +65,26 @@ def fill_gradient_reach(store: ResultStore) -> int:
     return store.update_results(changes) if changes else 0
 
 
+def record_declared_cells(store: ResultStore) -> list[str]:
+    """Record the cells each shipped suite of ``store`` declares (as a sweep does since
+    stores record them), for stores whose sweeps ran before; returns the suites recorded.
+    A suite that does not expand here (an outside env's package missing) is skipped."""
+    from pomdp_bench.harness.leaderboard import cell_id
+    from pomdp_bench.harness.suites import available_suites, expand, load_suite
+
+    done = []
+    for suite in store.suites():
+        if suite not in available_suites() or store.declared_cells(suite) is not None:
+            continue
+        try:
+            specs = expand(load_suite(suite), seeds=1)
+        except ValueError:
+            continue
+        store.declare_cells(suite, [cell_id(s) for s in specs])
+        done.append(suite)
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m pomdp_bench.harness.migrations", description=__doc__.splitlines()[0]
@@ -73,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with ResultStore(args.results) as store:
         print(f"gradient_reach filled in {fill_gradient_reach(store)} runs")
+        print(f"declared cells recorded for suites {record_declared_cells(store)}")
     return 0
 
 

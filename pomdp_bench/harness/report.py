@@ -18,13 +18,13 @@ import warnings
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
 from pomdp_bench.harness import html_page, leaderboard, plots
 from pomdp_bench.harness.store import ResultStore
-from pomdp_bench.harness.suites import available_suites, expand, load_suite
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
 # written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
@@ -154,34 +154,24 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     return paths
 
 
-def declared_cells(suite: str) -> set[tuple[str, str, str, str, str]] | None:
-    """The cells ``(env_id, env_kwargs JSON, agent, memory, bptt_length or "")`` that the
-    shipped suite ``suite`` declares, or None for a suite that is not shipped."""
-    if suite not in available_suites():
-        return None
-    return {
-        (s.env_id, leaderboard.json_text(s.env_kwargs), s.agent, s.memory_kind, _bptt_text(s.bptt_length))
-        for s in expand(load_suite(suite))
-    }
-
-
 def _bptt_text(value: object) -> str:
     return "" if value is None or pd.isna(value) else str(int(value))
 
 
-def coverage_line(cells: pd.DataFrame, suite: str) -> str:
-    """``coverage: complete (N cells)`` or ``coverage: partial, n of N cells`` for a shipped suite.
+def coverage_line(cells: pd.DataFrame, suite: str, declared_cells: list[Any] | None) -> str:
+    """``coverage: complete (N cells)`` or ``coverage: partial, n of N cells``.
 
     ``cells``: rows with the cell columns (:data:`leaderboard.CELL_KEYS`) of the cells
-    published, one row per cell or per run.
+    published, one row per cell or per run. ``declared_cells``: the cells the store
+    records for the suite (:meth:`ResultStore.declared_cells`, as
+    :func:`leaderboard.cell_id` writes them), or ``None`` when it records none.
     """
     present = published_cells(cells)
-    try:
-        declared = declared_cells(suite)
-    except ValueError as err:  # an outside env's package is missing here: say so, go on
-        return f"coverage: {len(present)} cells (the suite does not expand here: {err})"
-    if declared is None:
-        return f"coverage: {len(present)} cells (not a shipped suite)"
+    if declared_cells is None:
+        return f"coverage: {len(present)} cells (the store records no declared cells for {suite!r})"
+    declared = {
+        (env_id, kwargs, agent, memory, bptt) for env_id, kwargs, agent, memory, bptt in declared_cells
+    }
     have = len(declared & present)
     old = sorted({c.env_id for c in cells.itertuples() if current_env_id(c.env_id) != c.env_id})
     note = (
@@ -196,7 +186,7 @@ def coverage_line(cells: pd.DataFrame, suite: str) -> str:
 
 
 def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
-    """The cells of a leaderboard table as :func:`declared_cells` names them, an env id
+    """The cells of a leaderboard table as :func:`leaderboard.cell_id` names them, an env id
     of a superseded version counting as the id that superseded it."""
     return {
         (current_env_id(c.env_id), c.env_kwargs, c.agent, c.memory, _bptt_text(c.bptt_length))
@@ -245,7 +235,7 @@ def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None =
         runs = leaderboard.runs_frame(store.rows(suite), suite)
     runs = leaderboard.finished_cells(runs)
     published = runs[runs["status"] == "ok"]  # a cell with a finished run; no statistics needed
-    lines = [coverage_line(published, suite)]
+    lines = [coverage_line(published, suite, store.declared_cells(suite))]
     converged = convergence_line(published)
     if converged:
         lines.append(converged)

@@ -30,6 +30,7 @@ from typing import Any
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance
+from pomdp_bench.harness.leaderboard import cell_id
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.rates import default_rate
 from pomdp_bench.harness.spec import RunSpec
@@ -365,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     todo = [s for s in specs if done.get(s.key()) not in skip]
 
     store.link(suite.name, specs)
+    # The whole suite's cells, filters aside: reports read the suite's coverage from the store.
+    store.declare_cells(suite.name, [cell_id(s) for s in expand(suite, seeds=1, cards=args.cards)])
     command = "python -m pomdp_bench.run " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )

@@ -72,6 +72,11 @@ CREATE TABLE IF NOT EXISTS suite_runs (
     key TEXT NOT NULL,
     PRIMARY KEY (suite, key)
 );
+CREATE TABLE IF NOT EXISTS suite_cells (
+    suite TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    PRIMARY KEY (suite, cell)
+);
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -82,9 +87,10 @@ CREATE TABLE IF NOT EXISTS claims (
 
 STORE_FILENAME = "results.sqlite"
 
-STORE_VERSION = 1
+STORE_VERSION = 2
 """The store layout this package writes (``PRAGMA user_version``). 0: a store from
-before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``."""
+before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``; 2: adds
+``suite_cells`` (the cells a suite declared when it was last swept)."""
 
 DEFAULT_CLAIM_TIMEOUT = 120.0
 """Seconds without a heartbeat after which a claim counts as abandoned (its owner
@@ -255,9 +261,9 @@ class ResultStore:
 
     def _has_claims(self) -> bool:
         """Whether the file has the claims table yet (another process may have migrated it)."""
-        if self.version != STORE_VERSION:
+        if self.version < 1:
             self.version = int(self._conn.execute("PRAGMA user_version").fetchone()[0]) or self.version
-        return self.version == STORE_VERSION
+        return self.version >= 1  # layout 1 added claims
 
     @contextmanager
     def _immediate(self) -> Iterator[sqlite3.Connection]:
@@ -293,6 +299,32 @@ class ResultStore:
                 "INSERT OR IGNORE INTO suite_runs (suite, key) VALUES (?, ?)",
                 [(suite, s.key()) for s in specs],
             )
+
+    def declare_cells(self, suite: str, cells: Iterable[Any]) -> None:
+        """Record the cells ``suite`` declares (replacing what it declared before), so that
+        reports read its coverage from the store. A cell is any JSON value (the
+        leaderboard's cell identity: :func:`~pomdp_bench.harness.leaderboard.cell_id`)."""
+        rows = sorted({json.dumps(cell, sort_keys=True) for cell in cells})
+        self._migrate()
+        with self._conn:
+            self._conn.execute("DELETE FROM suite_cells WHERE suite = ?", (suite,))
+            self._conn.executemany(
+                "INSERT INTO suite_cells (suite, cell) VALUES (?, ?)", [(suite, c) for c in rows]
+            )
+
+    def declared_cells(self, suite: str) -> list[Any] | None:
+        """The cells :meth:`declare_cells` recorded for ``suite``, or ``None`` when it
+        recorded none (a store written before cells were recorded)."""
+        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "suite_cells" not in tables:
+            return None
+        cells = [
+            json.loads(r[0])
+            for r in self._conn.execute(
+                "SELECT cell FROM suite_cells WHERE suite = ? ORDER BY cell", (suite,)
+            )
+        ]
+        return cells or None
 
     def write(self, spec: RunSpec, result: RunResult, git_commit: str = "", machine: str = "") -> None:
         """Store one run and its curve in one transaction (replacing a failed attempt), and
