@@ -510,14 +510,14 @@ def _horizon_cells(rows: list[tuple[int, bool, str, float, int]]) -> pd.DataFram
 @pytest.mark.parametrize(
     ("next_cell", "outcome"),
     [
-        ((50, False, "plateaued 5", math.nan, 400_000), "failed"),  # plateaued: the kind's failure
-        ((50, False, "solved 2;plateaued 3", 900_000.0, 400_000), "failed"),
+        ((50, False, "plateaued 5", math.nan, 400_000), "plateaued"),  # a plateau is censored (issue 47)
+        ((50, False, "solved 2;plateaued 3", 900_000.0, 400_000), "plateaued"),
         ((50, False, "solved 1;cap 4", math.nan, 2_000_000), "failed"),  # cap >= 10 x 200k
         ((50, False, "plateaued 3;cap 2", math.nan, 1_999_999), "budget"),  # cap < 10 x 200k
         ((50, False, "", math.nan, 30_000), "budget"),  # no stop rule: the budget ended it
     ],
 )
-def test_a_failure_counts_as_the_limit_only_with_a_plateau_or_a_large_enough_cap(next_cell, outcome) -> None:
+def test_a_failure_counts_as_the_limit_only_with_a_large_enough_cap(next_cell, outcome) -> None:
     cells = _horizon_cells(
         [(10, True, "solved 5", 20_000.0, 300_000), (20, True, "solved 5", 200_000.0, 600_000), next_cell]
     )
@@ -532,8 +532,8 @@ def test_the_horizon_limit_is_censored_when_nothing_longer_was_tried() -> None:
     assert row["longest_horizon_learned"] == 10 and pd.isna(row["next_horizon"])
     assert row["next_outcome"] == "not tried" and bool(row["limit_censored"])
     none = leaderboard.horizon_frame(_horizon_cells([(10, False, "plateaued 5", math.nan, 3e5)])).iloc[0]
-    # Nothing learned: a plateau at the first horizon is a failure, a cap has no reference.
-    assert none["longest_horizon_learned"] == 0 and none["next_outcome"] == "failed"
+    # Nothing learned: a plateau at the first horizon is censored, a cap has no reference.
+    assert none["longest_horizon_learned"] == 0 and none["next_outcome"] == "plateaued"
     capped = leaderboard.horizon_frame(_horizon_cells([(10, False, "cap 5", math.nan, 3e5)])).iloc[0]
     assert capped["next_outcome"] == "budget" and bool(capped["limit_censored"])
     few = _horizon_cells([(10, True, "solved 5", 2e4, 3e5), (20, pd.NA, "plateaued 3", math.nan, 6e5)])

@@ -1,12 +1,13 @@
 """The committed leaderboards agree with the schema that leaderboards/README.md documents.
 
 For every suite leaderboard committed under ``leaderboards/`` (``<suite>.csv``,
-``<suite>_runs.csv`` and ``<suite>_horizon.csv`` for the shipped suites):
+``<suite>_runs.csv``, ``<suite>_horizon.csv`` and ``<suite>_improvement.csv`` for the
+shipped suites):
 
 * the columns are exactly the documented ones, in order, and each parses as its
   documented type;
-* ``learned`` equals ``return_ci_low`` above the ceiling-optimum midpoint (and no
-  ``beats_ceiling`` column is published);
+* ``learned`` equals ``return_ci_low`` above the ceiling-optimum midpoint and
+  ``majority_p <= 0.05`` (and no ``beats_ceiling`` column is published);
 * every cell has at least 5 seeds;
 * every cell's ``command`` is the one that reproduces the suite, not a sweep's (a
   sweep may have run part of it into a scratch store);
@@ -36,6 +37,13 @@ TABLES = {
     "": leaderboard.CELL_COLUMNS,
     "_runs": leaderboard.RUN_COLUMNS,
     "_horizon": leaderboard.HORIZON_COLUMNS,
+    "_improvement": leaderboard.IMPROVEMENT_COLUMNS,
+}
+TITLES = {
+    "": "`<suite>.csv`",
+    "_runs": "`<suite>_runs.csv`",
+    "_horizon": "`<suite>_horizon.csv`",
+    "_improvement": "`<suite>_improvement.csv`",
 }
 
 pytestmark = pytest.mark.skipif(not SUITES, reason="no suite leaderboard committed under leaderboards/")
@@ -69,11 +77,10 @@ def readme() -> str:
 def test_columns_and_types_match_the_documented_schema(readme: str, suite: str, suffix: str) -> None:
     path = ROOT / f"{suite}{suffix}.csv"
     if not path.is_file():
-        assert suffix == "_horizon", f"{path} is missing"
+        assert suffix in ("_horizon", "_improvement"), f"{path} is missing"  # optional tables
         return
     table = pd.read_csv(path, keep_default_na=True)
-    title = {"": "`<suite>.csv`", "_runs": "`<suite>_runs.csv`", "_horizon": "`<suite>_horizon.csv`"}[suffix]
-    schema = documented_schema(readme, title)
+    schema = documented_schema(readme, TITLES[suffix])
     assert schema == {k: v[0] for k, v in TABLES[suffix].items()}, "README schema differs from the code's"
     assert list(table.columns) == list(schema), f"{path.name}: columns differ from leaderboards/README.md"
     for name, kind in schema.items():
@@ -85,9 +92,17 @@ def test_cells_are_consistent_and_complete(readme: str, suite: str) -> None:
     cells = pd.read_csv(ROOT / f"{suite}.csv")
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
     judged = cells["learned"].notna()
+    passed = (cells["return_ci_low"] > midpoint) & (cells["majority_p"] <= 0.05)
+    assert (cells.loc[judged, "learned"].astype(bool) == passed[judged]).all(), (
+        "learned != (return_ci_low > ceiling-optimum midpoint and majority_p <= 0.05)"
+    )
     assert (
-        cells.loc[judged, "learned"].astype(bool) == (cells.loc[judged, "return_ci_low"] > midpoint[judged])
-    ).all(), "learned != (return_ci_low > ceiling-optimum midpoint)"
+        cells["seeds_above_line"].dropna() <= cells.loc[cells["seeds_above_line"].notna(), "n_seeds"]
+    ).all()
+    ruled = cells["solved_fraction"].notna()
+    assert (cells.loc[ruled, "solved_ci_low"] <= cells.loc[ruled, "solved_fraction"]).all()
+    assert (cells.loc[ruled, "solved_fraction"] <= cells.loc[ruled, "solved_ci_high"]).all()
+    assert cells["cpu"].notna().all()
     # A verdict is left empty only for a stated reason: a ceiling that is only a lower
     # bound (or unknown), or an unknown optimum; the note says which.
     unjudged = cells[~judged]

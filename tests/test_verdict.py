@@ -1,10 +1,13 @@
-"""The verdict cannot be fooled by a constant policy, and still sees a little memory.
+"""The two-level interval cannot be fooled by a constant policy, and still sees a little memory.
 
 Simulated cells on the evaluation episodes the harness really uses: the memory
 suite's CueRecall and TMaze cells, their agents' seeds (:meth:`RunSpec.agent_seed`),
 the evaluation streams split from them and the episodes each evaluation copy runs.
-Each seed of a cell plays one policy on its own episodes; the leaderboard's rule
-(:func:`statistics.two_level_interval`, lower end above the ceiling) decides.
+Each seed of a cell plays one policy on its own episodes;
+:func:`statistics.two_level_interval` (lower end above the ceiling) decides. The
+leaderboard's verdict since issue 47 (:func:`statistics.verdict_passes`) is checked on
+the families of ``tests/verdict_families.py`` (``tests/test_verdict_calibration.py``)
+and, below, on cells whose seeds mostly solve.
 """
 
 from __future__ import annotations
@@ -138,24 +141,22 @@ def mostly_solving_cell(rng: np.random.Generator, seeds: int, p_solve: float) ->
 
 
 def learned_share(seeds: int, p_solve: float, trials: int, rng: np.random.Generator) -> float:
-    """How often the leaderboard's rule (lower end above the midpoint 0.75) calls such a cell learned."""
-    lows = [
-        statistics.two_level_interval(mostly_solving_cell(rng, seeds, p_solve), n_resamples=RESAMPLES, random_state=t)[0]
-        for t in range(trials)
-    ]  # fmt: skip
-    return float(np.mean(np.array(lows) > 0.75))
+    """How often the leaderboard's rule (:func:`statistics.verdict_passes`, line 0.75)
+    calls such a cell learned."""
+    means = [np.array([r.mean() for r in mostly_solving_cell(rng, seeds, p_solve)]) for _ in range(trials)]
+    return float(np.mean(statistics.verdict_passes(np.array(means), 0.75)))
 
 
 def test_more_seeds_show_a_cell_whose_seeds_mostly_solve_and_not_one_at_the_midpoint() -> None:
     """The horizon suite's corridor-100 cell takes 20 seeds (suites/horizon.yaml): with
     four seeds in five solving, its mean (about 0.9) is above the midpoint, which 5
-    seeds show a minority of the time and 20 most of the time; a cell whose mean is at
-    the midpoint (half the seeds solve) is called learned no more often than the
-    interval's own 2.5%."""
+    seeds show a minority of the time (only when all 5 solve) and 20 most of the time;
+    a cell whose mean is at the midpoint (about half the seeds solve) is called learned
+    at most about 5% of the time."""
     rng = np.random.default_rng(0)
-    five, twenty = learned_share(5, 0.8, 150, rng), learned_share(20, 0.8, 150, rng)
-    at_midpoint = learned_share(20, 0.47, 150, rng)  # mean 0.47 + 0.53 * 0.525 = 0.75
+    five, twenty = learned_share(5, 0.8, 600, rng), learned_share(20, 0.8, 600, rng)
+    at_midpoint = learned_share(20, 0.47, 600, rng)  # mean 0.47 + 0.53 * 0.525 = 0.75
     print(f"learned: 5 seeds {five:.2f}, 20 seeds {twenty:.2f}, at the midpoint {at_midpoint:.2f}")
-    assert five <= 0.55, five
+    assert five <= 0.40, five
     assert twenty >= 0.70, twenty
     assert at_midpoint <= 0.06, at_midpoint

@@ -5,10 +5,11 @@ are over the seeds whose run finished. The column schemas below are the
 published contract: :func:`schema_markdown` renders them into
 ``leaderboards/README.md`` and a test checks the committed CSVs against them.
 
-The verdict (``learned``) reads a *two-level* 95% percentile bootstrap interval of
-the mean return (:func:`two_level_interval`): it resamples the seeds and, within each
-seed, its evaluation episodes. The IQM interval stays seed-level (rliable's). Why two
-levels, and why scipy rather than rliable: docs/notes/verdict-interval.md.
+The verdict (``learned``, :func:`statistics.verdict_passes`): the 95% t interval of the
+mean return over seeds lies above the line (the ceiling-optimum midpoint), and an exact
+binomial test shows that more than half of the seeds end above it (one-sided, 5%). Its
+calibration on simulated cells: docs/notes/verdict-calibration.md. The IQM interval
+stays a seed-level bootstrap (rliable's).
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
 from pomdp_bench.harness.spec import RunSpec
-from pomdp_bench.harness.statistics import solve_statistics, two_level_interval
+from pomdp_bench.harness.statistics import (
+    majority_test,
+    probability_of_improvement,
+    solve_statistics,
+    t_interval,
+    verdict_passes,
+)
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -99,7 +106,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "return_iqm": ("float", "interquartile mean over seeds (scipy.stats.trim_mean, 25%)"),
     "return_ci_low": (
         "float",
-        "lower end of the 95% two-level bootstrap interval of the mean (seeds and, within each, its evaluation episodes resampled)",
+        "lower end of the 95% t interval of the mean over seeds (scipy.stats.t, n_seeds - 1 degrees of freedom); empty for one seed",
     ),
     "return_ci_high": ("float", "upper end of that interval"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
@@ -117,9 +124,17 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "mean over seeds of the runs' late_gain (last quarter of training), / (optimal_return - ff_ceiling)",
     ),
     "plateaued": ("bool", "late_gain <= 0.05: the curve had flattened by the end of the budget"),
+    "seeds_above_line": (
+        "int",
+        "seeds whose final return is above the line (ff_ceiling + optimal_return) / 2; empty where the line is unknown",
+    ),
+    "majority_p": (
+        "float",
+        "exact one-sided binomial p-value that more than half of the seeds end above the line (scipy.stats.binomtest)",
+    ),
     "learned": (
         "bool",
-        "return_ci_low > (ff_ceiling + optimal_return) / 2 (bsuite-style memory score; empty below 5 seeds, and where the optimum is unknown or the ceiling only a lower bound)",
+        "return_ci_low > (ff_ceiling + optimal_return) / 2 and majority_p <= 0.05: the mean is above the line and more than half of the seeds are (at 5 seeds: all 5); empty below 5 seeds, and where the optimum is unknown or the ceiling only a lower bound",
     ),
     "verdict_note": (
         "str",
@@ -130,6 +145,11 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "how the cell's runs ended, e.g. solved 4;cap 1 (empty for runs without a stop rule)",
     ),
     "solved_fraction": ("float", "share of the cell's runs with a stop rule that solved (empty without one)"),
+    "solved_ci_low": (
+        "float",
+        "lower end of the exact (Clopper-Pearson) 95% interval of that solve rate (scipy.stats.binomtest)",
+    ),
+    "solved_ci_high": ("float", "upper end of that interval"),
     "steps_to_solve": (
         "float",
         "Kaplan-Meier median of steps_to_solve over seeds (lifelines), runs that did not solve censored at the steps they trained; empty when fewer than half solved or no stop rule",
@@ -150,6 +170,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "wall_seconds": ("float", "mean over seeds of the run's wall time"),
     "pomdp_bench_version": ("str", "package version"),
     "git_commit": ("str", "commit(s) of the code that ran the cell, ;-separated"),
+    "cpu": (
+        "str",
+        "CPU model(s) of the machines that ran the cell's runs, ;-separated (the first field of machine)",
+    ),
     "machine": ("str", "machine(s) that ran the cell, ;-separated"),
     "command": ("str", "the command that reproduces the suite"),
     "created_at": ("str", "when the last run of the cell finished, UTC ISO 8601"),
@@ -162,7 +186,18 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "memory": ("str", "memory kind"),
     "pieces": ("str", "long, short or n/a (see the cell table)"),
     "horizons_tried": ("str", "the horizons this kind and piece policy were tried at, ;-separated"),
-    "longest_horizon_learned": ("int", "the longest horizon whose cell is learned; 0 if none"),
+    "longest_horizon_learned": (
+        "int",
+        "the horizon limit: the longest horizon tried whose cell is learned and every shorter one tried is too; 0 if the shortest is not",
+    ),
+    "max_horizon_learned": (
+        "int",
+        "the longest horizon whose cell is learned, where it differs from longest_horizon_learned (a longer horizon learned above one not learned); empty where they agree",
+    ),
+    "horizon_note": (
+        "str",
+        "why max_horizon_learned differs: the horizons not learned below it; empty where they agree",
+    ),
     "steps_to_solve_at_longest": (
         "float",
         "that cell's steps_to_solve (Kaplan-Meier median over seeds; empty without a stop rule or if none learned)",
@@ -177,12 +212,40 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "next_outcome": (
         "str",
-        "how next_horizon's cell ended: failed (not learned, and every unsolved run plateaued or reached a cap of at least 10x the median steps that solved the horizon below), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), no verdict (fewer than 5 seeds), or not tried",
+        "how next_horizon's cell ended: failed (not learned, and every unsolved run reached a cap of at least 10x the median steps that solved the horizon below), plateaued (not learned; some unsolved run stopped on a plateau, none at a smaller cap: censored, not a failure), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), no verdict (fewer than 5 seeds), or not tried",
     ),
     "limit_censored": (
         "bool",
-        "true unless next_outcome is failed: longest_horizon_learned is then only a lower bound of what the kind learns, set by the suite's horizons or budgets",
+        "true unless next_outcome is failed: longest_horizon_learned is then only a lower bound of what the kind learns, set by the suite's horizons, budgets or plateaus",
     ),
+    "cpu": ("str", "CPU model(s) that ran the line's cells, ;-separated"),
+}
+
+IMPROVEMENT_COLUMNS: dict[str, tuple[str, str]] = {
+    "suite": ("str", "the suite"),
+    "env_id": ("str", "registered env id"),
+    "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
+    "horizon": ("int", "memory horizon of this env variant, in steps"),
+    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "memory_a": (
+        "str",
+        "kind A (of a cell pair of the same env variant and agent; each unordered pair once)",
+    ),
+    "bptt_length_a": ("int", "kind A's bptt_length; empty for kinds not trained through time"),
+    "memory_b": ("str", "kind B"),
+    "bptt_length_b": ("int", "kind B's bptt_length"),
+    "n_a": ("int", "A's finished runs"),
+    "n_b": ("int", "B's finished runs"),
+    "prob_improvement": (
+        "float",
+        "P(X > Y) + P(X = Y) / 2 for X an A run's final return and Y a B run's (rliable's probability of improvement; 0.5: neither is better)",
+    ),
+    "prob_improvement_ci_low": (
+        "float",
+        "lower end of its 95% percentile bootstrap interval (scipy.stats.bootstrap, each kind's runs resampled independently, 2000 resamples, fixed seed)",
+    ),
+    "prob_improvement_ci_high": ("float", "upper end of that interval"),
+    "cpu": ("str", "CPU model(s) that ran the two cells' runs, ;-separated"),
 }
 
 CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
@@ -288,6 +351,16 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     )
 
 
+def cpu_of(machine: str) -> str:
+    """The CPU model of a ``machine`` string (its first ``;``-separated field)."""
+    return str(machine).split(";", 1)[0].strip()
+
+
+def cpus(machines: Any) -> str:
+    """The distinct CPU models of ``machines``, sorted and ``;``-separated."""
+    return ";".join(sorted({cpu_of(m) for m in machines}))
+
+
 def pieces(bptt_length: Any, horizon: int) -> str:
     """Nominal piece length against the horizon: long, short or n/a (see ``cue_reach``);
     n/a also where the horizon is unknown (0: an outside env's implicit card)."""
@@ -346,7 +419,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
     for keys, group in runs.groupby(CELL_KEYS, dropna=False, sort=True):
         ok = group[group["status"] == "ok"]
         returns = ok["final_return"].to_numpy(dtype=np.float64)
-        low, high = two_level_interval([np.asarray(r, dtype=np.float64) for r in ok["episode_returns"]])
+        low, high = t_interval(returns)
         first = group.iloc[0]
         record = dict(zip(CELL_KEYS, keys, strict=True))
         record.update(
@@ -367,10 +440,12 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             wall_seconds=float(group["wall_seconds"].mean()),
             pomdp_bench_version=";".join(sorted(set(group["pomdp_bench_version"]))),
             git_commit=";".join(sorted(set(group["git_commit"]))),
+            cpu=cpus(group["machine"]),
             machine=";".join(sorted(set(group["machine"]))),
             command=command,
             created_at=max(group["created_at"]),
             card=first.get("card", ""),
+            seed_means=returns,  # not published: what the verdict reads (_add_ceilings)
         )
         records.append(record)
     cells = pd.DataFrame.from_records(records)
@@ -378,6 +453,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
         return pd.DataFrame(columns=list(CELL_COLUMNS))
     _add_ceilings(cells)
     cells["bptt_length"] = cells["bptt_length"].astype("Int64")
+    cells["seeds_above_line"] = cells["seeds_above_line"].astype("Int64")
     return cells[list(CELL_COLUMNS)]
 
 
@@ -457,7 +533,20 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
     midpoint = (cells["ff_ceiling"] + cells["optimal_return"]) / 2
     # A verdict needs a known optimum and a ceiling that is not merely a lower bound.
     judged = enough & cells["ff_ceiling_source"].isin(["analytic", "empirical"]) & midpoint.notna()
-    cells["learned"] = _verdict(cells["return_ci_low"] > midpoint, judged)
+    tests = [
+        majority_test(means, line) if not math.isnan(line) else (pd.NA, math.nan)
+        for means, line in zip(cells["seed_means"], midpoint, strict=True)
+    ]
+    cells["seeds_above_line"] = [above for above, _ in tests]
+    cells["majority_p"] = [p for _, p in tests]
+    passed = pd.Series(
+        [
+            not math.isnan(line) and verdict_passes(means, line)
+            for means, line in zip(cells["seed_means"], midpoint, strict=True)
+        ],
+        index=cells.index,
+    )
+    cells["learned"] = _verdict(passed, judged)
 
 
 def _verdict(passed: pd.Series, enough: pd.Series) -> pd.Series:
@@ -479,31 +568,46 @@ def stop_counts(stop_reasons: Any) -> dict[str, int]:
 
 
 def failure_outcome(cell: pd.Series, steps_below: float) -> str:
-    """``failed`` or ``budget`` for a cell that was not learned (see :data:`HORIZON_COLUMNS`).
+    """``failed``, ``plateaued`` or ``budget`` for a cell that was not learned (see
+    :data:`HORIZON_COLUMNS`).
 
     ``steps_below``: the median steps that solved the horizon below (NaN if none did).
-    A run that plateaued failed on its own; one that reached its cap counts only if the
-    cap was at least :data:`CAP_FACTOR` times ``steps_below`` (with no such reference, a
-    cap never counts).
+    A run that reached its cap counts as failed only if the cap was at least
+    :data:`CAP_FACTOR` times ``steps_below`` (with no such reference, a cap never
+    counts: ``budget``). A run that plateaued is censored, not failed (``plateaued``):
+    the plateau rule stopped it, so it says when the curve flattened, not that the kind
+    cannot learn the horizon. ``budget`` wins over ``plateaued``, which wins over
+    ``failed``; a cell whose every unsolved run plateaued or reached a large cap, with
+    at least one plateau, is ``plateaued``.
     """
     counts = stop_counts(cell["stop_reasons"])
     if not counts:
         return "budget"  # no stop rule: the budget ended every run
     cap_enough = not math.isnan(steps_below) and cell["total_timesteps"] >= CAP_FACTOR * steps_below
-    return "failed" if counts.get("cap", 0) == 0 or cap_enough else "budget"
+    if counts.get("cap", 0) and not cap_enough:
+        return "budget"
+    return "plateaued" if counts.get("plateaued", 0) else "failed"
 
 
 def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
-    """The longest horizon learned per (env, agent, memory, nominal piece length), and
-    whether the next horizon tried is a counted failure or the limit is censored."""
+    """The horizon limit per (env, agent, memory, nominal piece length): the longest
+    horizon learned with every shorter horizon tried learned too, the longest learned
+    where that differs, and whether the next horizon tried is a counted failure or the
+    limit is censored."""
     records = []
     for (env_id, agent, memory, policy), group in cells.groupby(
         ["env_id", "agent", "memory", "pieces"], sort=True
     ):
         group = group.sort_values("horizon")
-        learned = group[group["learned"].astype("boolean").fillna(False).astype(bool)]
-        longest = learned.iloc[-1] if len(learned) else None
+        is_learned = group["learned"].astype("boolean").fillna(False).astype(bool).to_numpy()
+        run = int(np.argmin(is_learned)) if not is_learned.all() else len(group)  # learned prefix
+        longest = group.iloc[run - 1] if run else None
         longest_h = 0 if longest is None else int(longest["horizon"])
+        highest = group[is_learned].iloc[-1] if is_learned.any() else None
+        differs = highest is not None and int(highest["horizon"]) != longest_h
+        gaps = group[
+            ~is_learned & (group["horizon"] < (int(highest["horizon"]) if differs else 0)).to_numpy()
+        ]
         above = group[group["horizon"] > longest_h]
         record = {
             "suite": group["suite"].iloc[0],
@@ -513,6 +617,13 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
             "pieces": policy,
             "horizons_tried": ";".join(str(int(h)) for h in group["horizon"].unique()),
             "longest_horizon_learned": longest_h,
+            "max_horizon_learned": int(highest["horizon"]) if differs else pd.NA,
+            "horizon_note": (
+                f"learned at {int(highest['horizon'])} but not at "
+                + ", ".join(str(int(h)) for h in gaps["horizon"])
+                if differs
+                else ""
+            ),
             "steps_to_solve_at_longest": math.nan if longest is None else float(longest["steps_to_solve"]),
             "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
             "next_horizon": pd.NA,
@@ -528,9 +639,53 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
                 else failure_outcome(following, steps_below)
             )
         record["limit_censored"] = record["next_outcome"] != "failed"
+        listed = group["cpu"].dropna() if "cpu" in group else []
+        record["cpu"] = ";".join(sorted({c for text in listed for c in str(text).split(";") if c}))
         records.append(record)
     frame = pd.DataFrame.from_records(records, columns=list(HORIZON_COLUMNS))
     frame["next_horizon"] = frame["next_horizon"].astype("Int64")
+    frame["max_horizon_learned"] = frame["max_horizon_learned"].astype("Int64")
+    return frame
+
+
+def improvement_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """Kind against kind (:data:`IMPROVEMENT_COLUMNS`): for each env variant and agent,
+    every unordered pair of its cells, the probability that a run of the first beats a
+    run of the second (:func:`statistics.probability_of_improvement` over the finished
+    runs' final returns). ``runs``: the runs of finished cells (:func:`finished_cells`)."""
+    ok = runs[runs["status"] == "ok"]
+    records = []
+    for (env_id, env_kwargs, agent), group in ok.groupby(["env_id", "env_kwargs", "agent"], sort=True):
+        cells = [
+            (keys, cell) for keys, cell in group.groupby(["memory", "bptt_length"], dropna=False, sort=True)
+        ]
+        for i, ((memory_a, bptt_a), a) in enumerate(cells):
+            for (memory_b, bptt_b), b in cells[i + 1 :]:
+                x = a["final_return"].to_numpy(dtype=np.float64)
+                y = b["final_return"].to_numpy(dtype=np.float64)
+                estimate, low, high = probability_of_improvement(x, y)
+                records.append(
+                    {
+                        "suite": group["suite"].iloc[0],
+                        "env_id": env_id,
+                        "env_kwargs": env_kwargs,
+                        "horizon": int(group["horizon"].iloc[0]),
+                        "agent": agent,
+                        "memory_a": memory_a,
+                        "bptt_length_a": bptt_a,
+                        "memory_b": memory_b,
+                        "bptt_length_b": bptt_b,
+                        "n_a": len(x),
+                        "n_b": len(y),
+                        "prob_improvement": estimate,
+                        "prob_improvement_ci_low": low,
+                        "prob_improvement_ci_high": high,
+                        "cpu": cpus(pd.concat([a["machine"], b["machine"]])),
+                    }
+                )
+    frame = pd.DataFrame.from_records(records, columns=list(IMPROVEMENT_COLUMNS))
+    for column in ("bptt_length_a", "bptt_length_b"):
+        frame[column] = frame[column].astype("Int64")
     return frame
 
 
@@ -544,6 +699,7 @@ def schema_markdown() -> str:
             "`<suite>_horizon.csv`: the longest horizon learned (suites with several horizons)",
             HORIZON_COLUMNS,
         ),
+        ("`<suite>_improvement.csv`: kind against kind, per env variant and agent", IMPROVEMENT_COLUMNS),
     ):
         lines = [f"### {title}", "", "| column | type | meaning |", "|---|---|---|"]
         lines += [f"| `{name}` | {kind} | {meaning} |" for name, (kind, meaning) in columns.items()]

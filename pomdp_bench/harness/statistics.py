@@ -1,9 +1,17 @@
 """The statistics behind the leaderboards, each a library call with its assumptions stated.
 
 - :func:`interval`: a 95% bootstrap interval of a mean (``scipy.stats.bootstrap``).
-- :func:`two_level_interval`: the verdict's interval, resampling seeds and, within
-  each, its evaluation episodes (``tests/test_verdict.py`` checks it on simulated
-  cells whose truth is known).
+- :func:`t_interval`: the 95% t interval of the mean over seeds (``return_ci_low``,
+  ``return_ci_high``).
+- :func:`majority_test`: the exact one-sided binomial test that more than half of a
+  cell's seeds end above the line; :func:`verdict_passes` is ``learned``: that test at
+  5% and the t interval's lower end above the line (``tests/test_verdict.py`` checks
+  it on the simulated families of ``tests/verdict_families.py``).
+- :func:`solve_rate_interval`: the exact (Clopper-Pearson) interval of a solve rate.
+- :func:`probability_of_improvement`: rliable's P(X > Y) + P(X = Y) / 2 between two
+  cells' runs, with a bootstrap interval.
+- :func:`two_level_interval`: a percentile bootstrap resampling seeds and, within
+  each, its evaluation episodes (the verdict's interval before issue 47).
 - :func:`iqm_interval`: the interquartile mean with a seed-level interval (rliable's IQM).
 - :func:`curve_band`: a 95% bootstrap band of the mean learning curve over seeds (the
   leaderboard page's curves).
@@ -16,6 +24,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,6 +47,115 @@ def interval(returns: np.ndarray, method: str = "percentile") -> tuple[float, fl
         (returns,), np.mean, confidence_level=0.95, n_resamples=9999, method=method, random_state=0
     ).confidence_interval
     return float(ci.low), float(ci.high)
+
+
+# The verdict's level: the t interval is two-sided 95% (its lower end a one-sided 2.5%
+# test of the mean), the binomial test one-sided 5% (at 5 seeds it passes only when all
+# 5 end above the line, p = 1/32).
+T_CONFIDENCE = 0.95
+MAJORITY_ALPHA = 0.05
+
+
+def t_interval(seed_means: np.ndarray, confidence: float = T_CONFIDENCE) -> tuple[Any, Any]:
+    """The t interval of the mean of ``seed_means [..., n]`` over its last axis
+    (``scipy.stats.t.interval``, ``n - 1`` degrees of freedom, scale ``scipy.stats.sem``).
+
+    All values equal gives a zero-width interval at the value; fewer than two values
+    give NaN (one seed has no spread to read). Floats for one cell, arrays for many.
+    """
+    values = np.asarray(seed_means, dtype=np.float64)
+    n = values.shape[-1]
+    if n < 2:
+        nan = np.full(values.shape[:-1], math.nan)
+        return (math.nan, math.nan) if values.ndim == 1 else (nan, nan.copy())
+    mean = values.mean(axis=-1)
+    sem = stats.sem(values, axis=-1)
+    low, high = stats.t.interval(confidence, n - 1, loc=mean, scale=np.where(sem > 0, sem, 1.0))
+    constant = np.all(values == values[..., :1], axis=-1)
+    low, high = np.where(constant, mean, low), np.where(constant, mean, high)
+    return (float(low), float(high)) if values.ndim == 1 else (low, high)
+
+
+def majority_test(seed_means: np.ndarray, line: float) -> tuple[Any, Any]:
+    """Seeds above ``line`` and the exact one-sided p-value that more than half of the
+    seeds end there, over the last axis of ``seed_means [..., n]``: the binomial tail
+    ``scipy.stats.binom.sf(k - 1, n, 0.5)``, which is
+    ``scipy.stats.binomtest(k, n, 0.5, alternative="greater").pvalue``.
+
+    A seed at the line exactly does not count; a NaN line or no seeds give ``(0, NaN)``.
+    """
+    values = np.asarray(seed_means, dtype=np.float64)
+    n = values.shape[-1]
+    if n == 0 or math.isnan(line):
+        return 0, math.nan
+    above = (values > line).sum(axis=-1)
+    p = stats.binom.sf(above - 1, n, 0.5)
+    return (int(above), float(p)) if values.ndim == 1 else (above, p)
+
+
+def verdict_passes(seed_means: np.ndarray, line: float) -> Any:
+    """``learned`` before the seed-count and ceiling checks, over the last axis of
+    ``seed_means [..., n]``: the 95% t interval's lower end (:func:`t_interval`) is above
+    ``line`` and the binomial test that more than half of the seeds end above it
+    (:func:`majority_test`) passes at :data:`MAJORITY_ALPHA`. A bool for one cell."""
+    values = np.asarray(seed_means, dtype=np.float64)
+    if values.shape[-1] == 0 or math.isnan(line):
+        return False if values.ndim == 1 else np.zeros(values.shape[:-1], dtype=bool)
+    low = t_interval(values)[0]
+    passed = (np.asarray(low) > line) & (np.asarray(majority_test(values, line)[1]) <= MAJORITY_ALPHA)
+    return bool(passed) if values.ndim == 1 else passed
+
+
+def solve_rate_interval(solved: int, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95% interval of a solve rate from ``solved`` of ``n``
+    (``scipy.stats.binomtest(...).proportion_ci(method="exact")``); NaN for ``n = 0``."""
+    if n == 0:
+        return math.nan, math.nan
+    ci = stats.binomtest(solved, n).proportion_ci(confidence_level=0.95, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def _improvement(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """P(X > Y) + P(X = Y) / 2 over all pairs of ``x`` and ``y`` along ``axis``."""
+    x = np.moveaxis(np.asarray(x), axis, -1)[..., :, None]
+    y = np.moveaxis(np.asarray(y), axis, -1)[..., None, :]
+    return (x > y).mean(axis=(-2, -1)) + 0.5 * (x == y).mean(axis=(-2, -1))
+
+
+def probability_of_improvement(
+    x: np.ndarray, y: np.ndarray, n_resamples: int = 2000, random_state: int = 0
+) -> tuple[float, float, float]:
+    """rliable's probability of improvement of ``x [n]`` over ``y [m]`` (runs' final
+    returns): P(X > Y) + P(X = Y) / 2, the Mann-Whitney U over ``n * m``, and a 95%
+    percentile bootstrap interval resampling each sample's runs independently
+    (``scipy.stats.bootstrap``, fixed ``random_state``).
+
+    Returns ``(estimate, low, high)``; resamples that cannot differ (every run of both
+    equal) give a zero-width interval; one run on a side gives no interval (NaN); an
+    empty sample gives NaN throughout.
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) == 0 or len(y) == 0:
+        return math.nan, math.nan, math.nan
+    point = float(_improvement(x, y))
+    if np.all(np.concatenate([x, y]) == x[0]):
+        return point, point, point
+    if len(x) < 2 or len(y) < 2:  # a bootstrap needs two runs a side
+        return point, math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on a degenerate bootstrap distribution
+        ci = stats.bootstrap(
+            (x, y),
+            _improvement,
+            n_resamples=n_resamples,
+            method="percentile",
+            vectorized=True,
+            random_state=random_state,
+        ).confidence_interval
+    low, high = float(ci.low), float(ci.high)
+    if math.isnan(low):  # every resample gave the same value
+        return point, point, point
+    return point, low, high
 
 
 def two_level_interval(
@@ -198,6 +316,8 @@ def solve_statistics(runs: pd.DataFrame) -> dict[str, Any]:
         return dict(
             stop_reasons="",
             solved_fraction=math.nan,
+            solved_ci_low=math.nan,
+            solved_ci_high=math.nan,
             steps_to_solve=math.nan,
             steps_to_solve_ci_low=math.nan,
             steps_to_solve_ci_high=math.nan,
@@ -217,6 +337,13 @@ def solve_statistics(runs: pd.DataFrame) -> dict[str, Any]:
             f"{reason} {counts[reason]}" for reason in ("solved", "plateaued", "cap") if reason in counts
         ),
         solved_fraction=float(solved.mean()),
+        **dict(
+            zip(
+                ("solved_ci_low", "solved_ci_high"),
+                solve_rate_interval(int(solved.sum()), len(solved)),
+                strict=True,
+            )
+        ),
         steps_to_solve=median,
         steps_to_solve_ci_low=low,
         steps_to_solve_ci_high=high,
