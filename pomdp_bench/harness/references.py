@@ -103,14 +103,44 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def write_comparisons(leaderboards: str | Path) -> list[Path]:
-    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference,
-    from the ``*_horizon.csv`` tables there; returns the paths written."""
+def comparisons(leaderboards: str | Path) -> dict[str, pd.DataFrame]:
+    """Every shipped reference's :func:`comparison_table`, by reference name, from the
+    ``*_horizon.csv`` tables in ``leaderboards``."""
     out = Path(leaderboards)
     tables = [pd.read_csv(p) for p in sorted(out.glob("*_horizon.csv"))]
+    return {
+        path.stem: comparison_table(load_reference(path.stem), tables)
+        for path in sorted(data_dir("references").glob("*.yaml"))
+    }
+
+
+def write_comparisons(leaderboards: str | Path) -> list[Path]:
+    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference;
+    returns the paths written."""
     paths = []
-    for path in sorted(data_dir("references").glob("*.yaml")):
-        table = comparison_table(load_reference(path.stem), tables)
-        paths.append(out / f"reference_{path.stem}.csv")
+    for name, table in comparisons(leaderboards).items():
+        paths.append(Path(leaderboards) / f"reference_{name}.csv")
         table.to_csv(paths[-1], index=False)
     return paths
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """``table`` as a Markdown table: ours beside theirs, one line per kind and agent."""
+    lines = [
+        "| their model | their limit | their budget | our kind | our agent | our limit | next tried | outcome |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in table.itertuples():
+
+        def text(value: Any, fmt: str = "{}") -> str:
+            return "" if value is None or (isinstance(value, float) and pd.isna(value)) else fmt.format(value)
+
+        ours = text(row.longest_horizon_learned, "{:.0f}")
+        if ours and bool(row.limit_censored):
+            ours = "≥ " + ours
+        lines.append(
+            f"| {row.reference_model} | {text(row.reference_longest_horizon, '{:.0f}') or 'not read'} "
+            f"| {text(row.reference_budget_steps, '{:.0e}')} | `{row.memory}` | {text(row.agent)} | {ours} "
+            f"| {text(row.next_horizon, '{:.0f}')} | {row.agreement} |"
+        )
+    return "\n".join(lines)

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
-from pomdp_bench.harness import html_page, leaderboard, plots
+from pomdp_bench.harness import html_page, leaderboard, plots, references
 from pomdp_bench.harness.store import ResultStore
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
@@ -301,6 +301,8 @@ def write_readme(
     tables = tables or {}
     parts = [_README_HEAD + (_PUBLISHED_NOTES if published else ""), "## How each suite was made", ""]
     parts += [_provenance(store, s, tables[s].runs if s in tables else None) + "\n" for s in suites]
+    for name, table in references.comparisons(out).items():
+        parts += [f"## Against {name} (`reference_{name}.csv`)", "", references.markdown(table), ""]
     parts += ["## Column schema", "", leaderboard.schema_markdown(), ""]
     path = out / "README.md"
     path.write_text("\n".join(parts))
@@ -328,6 +330,7 @@ def write_reports(
         for suite in names:
             tables[suite] = suite_tables(store, suite)
             paths += write_suite(store, suite, out, tables[suite])
+        paths += references.write_comparisons(out)  # from the horizon tables just written
         all_suites = sorted(set(store.suites()) | set(names))
         for suite in all_suites:  # the page shows every suite of the store, not only those rewritten
             if suite not in tables:
