@@ -10,7 +10,7 @@ Importing the package registers its environments with Gymnasium::
 The agents and memories are at the top level too, imported on first use (so that
 ``import pomdp_bench`` for the envs alone does not import torch)::
 
-    from pomdp_bench import PPO, SAC, DQN, MemoryConfig, build_memory
+    from pomdp_bench import PPO, SAC, DQN, PQN, MemoryConfig, build_memory
     from pomdp_bench import PPOSettings, SACSettings  # each agent's settings, field by field
 """
 
@@ -35,6 +35,8 @@ _LAZY = {
     "SAC": "pomdp_bench.agents.sac",
     "DQN": "pomdp_bench.agents.dqn",
     "DQNSettings": "pomdp_bench.agents.dqn_settings",
+    "PQN": "pomdp_bench.agents.pqn",
+    "PQNSettings": "pomdp_bench.agents.pqn_settings",
     "PPOSettings": "pomdp_bench.agents.settings",
     "SACSettings": "pomdp_bench.agents.settings",
     "MemoryConfig": "pomdp_bench.memory.config",
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
     from pomdp_bench.agents.dqn import DQN
     from pomdp_bench.agents.dqn_settings import DQNSettings
     from pomdp_bench.agents.ppo import PPO
+    from pomdp_bench.agents.pqn import PQN
+    from pomdp_bench.agents.pqn_settings import PQNSettings
     from pomdp_bench.agents.sac import SAC
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
     from pomdp_bench.memory.build import build_memory
@@ -66,10 +70,12 @@ def __dir__() -> list[str]:
 __all__ = [
     "DQN",
     "PPO",
+    "PQN",
     "SAC",
     "DQNSettings",
     "MemoryConfig",
     "PPOSettings",
+    "PQNSettings",
     "SACSettings",
     "__version__",
     "build_memory",

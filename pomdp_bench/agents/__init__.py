@@ -1,4 +1,4 @@
-"""Agents: recurrent PPO, SAC and DQN on one shared shell, their settings, buffers and networks.
+"""Agents: recurrent PPO, SAC, DQN and PQN on one shared shell, their settings, buffers and networks.
 
 ``from pomdp_bench.agents import PPO, SAC, DQN, PPOSettings, SACSettings, DQNSettings``. The shell
 (:mod:`~pomdp_bench.agents.base`) holds what every agent shares; the sb3-contrib
@@ -18,6 +18,8 @@ _LAZY = {
     "SAC": "pomdp_bench.agents.sac",
     "DQN": "pomdp_bench.agents.dqn",
     "DQNSettings": "pomdp_bench.agents.dqn_settings",
+    "PQN": "pomdp_bench.agents.pqn",
+    "PQNSettings": "pomdp_bench.agents.pqn_settings",
     "LinearSchedule": "pomdp_bench.agents.schedules",
     "PPOSettings": "pomdp_bench.agents.settings",
     "SACSettings": "pomdp_bench.agents.settings",
@@ -28,11 +30,24 @@ if TYPE_CHECKING:
     from pomdp_bench.agents.dqn import DQN
     from pomdp_bench.agents.dqn_settings import DQNSettings
     from pomdp_bench.agents.ppo import PPO
+    from pomdp_bench.agents.pqn import PQN
+    from pomdp_bench.agents.pqn_settings import PQNSettings
     from pomdp_bench.agents.sac import SAC
     from pomdp_bench.agents.schedules import LinearSchedule
     from pomdp_bench.agents.settings import PPOSettings, SACSettings
 
-__all__ = ["DQN", "PPO", "SAC", "Agent", "DQNSettings", "LinearSchedule", "PPOSettings", "SACSettings"]
+__all__ = [
+    "DQN",
+    "PPO",
+    "PQN",
+    "SAC",
+    "Agent",
+    "DQNSettings",
+    "LinearSchedule",
+    "PPOSettings",
+    "PQNSettings",
+    "SACSettings",
+]
 
 
 def __getattr__(name: str) -> Any:
