@@ -227,3 +227,17 @@ def test_the_registry_knows_pqn_and_its_search_space() -> None:
     hp, hidden = entry.load_search_space()(trial, 10)
     assert hidden == 32 and hp["n_steps"] == 64 and hp["learning_rate"] == "lin_0.001"
     PQNSettings(**hp).resolve(hp["n_envs"])
+
+
+def test_previous_action_inputs_are_the_last_actions_one_hot_and_zero_at_starts() -> None:
+    agent = PQN(counter_vec_env(), GRU, n_steps=20, num_minibatches=1, previous_action=True, seed=6, **SMALL)
+    agent._start_episodes()
+    agent._collect_rollout()
+    previous = agent.buf_obs[..., 2:]  # after the observation's two features
+    expected = torch.nn.functional.one_hot(agent.buf_actions[:-1], 2).float()
+    expected[agent.buf_starts[1:]] = 0.0
+    torch.testing.assert_close(previous[1:], expected)
+    assert bool((previous[0] == 0).all())  # the first step of every copy starts an episode
+    obs = np.zeros((3, 2), np.float32)
+    action, state = agent.predict(obs, episode_start=np.ones(3, bool), deterministic=True)
+    assert state[-1].shape == (3, 2) and (state[-1].argmax(-1) == action).all()

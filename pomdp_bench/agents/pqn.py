@@ -111,6 +111,7 @@ class PQNNetwork(nn.Module):
         net_arch: hidden widths (``encoder`` before the memory, ``q`` after it).
         activation: activation name of the MLPs.
         layer_norm: LayerNorm in the MLPs.
+        extra_inputs: features read beside the observation's (the previous action's one-hot).
     """
 
     def __init__(
@@ -121,10 +122,12 @@ class PQNNetwork(nn.Module):
         net_arch: DQNNetArch,
         activation: str,
         layer_norm: bool,
+        extra_inputs: int = 0,
     ) -> None:
         super().__init__()
         act = activation_class(activation)
-        self.encoder, size = _mlp(net_arch.encoder, flat_obs_size(observation_space), act, layer_norm)
+        inputs = flat_obs_size(observation_space) + extra_inputs
+        self.encoder, size = _mlp(net_arch.encoder, inputs, act, layer_norm)
         self.memory = build_memory(memory, input_size=size)
         head, size = _mlp(net_arch.q, self.memory.output_size, act, layer_norm)
         self.q = nn.Sequential(head, nn.Linear(size, n_actions))
@@ -190,6 +193,7 @@ class PQN(Agent[PQNSettings]):
                 DQNNetArch.parse(s.net_arch),
                 s.activation,
                 s.layer_norm,
+                extra_inputs=self.n_actions if s.previous_action else 0,
             )
         self.q_net: PQNNetwork = net.to(self.device)
         # One flat buffer for all parameters: zeroing, clipping and Adam are one op each.
@@ -198,8 +202,8 @@ class PQN(Agent[PQNSettings]):
 
         T, B = s.n_steps, self.n_envs
         dev = self.device
-        self._obs_features = flat_obs_size(self.observation_space)
-        self.buf_obs = torch.zeros(T, B, self._obs_features, device=dev)  # features, as the network reads
+        width = flat_obs_size(self.observation_space) + (self.n_actions if s.previous_action else 0)
+        self.buf_obs = torch.zeros(T, B, width, device=dev)  # the network's inputs
         self.buf_actions = torch.zeros(T, B, dtype=torch.long, device=dev)
         self.buf_rewards = torch.zeros(T, B, device=dev)
         self.buf_terminated = torch.zeros(T, B, dtype=torch.bool, device=dev)
@@ -262,9 +266,29 @@ class PQN(Agent[PQNSettings]):
         self._obs = self._reset_training_envs()
         self._q_state = self.q_net.initial_state(self.n_envs, self.device)
         self._episode_starts = torch.ones(self.n_envs, dtype=torch.bool, device=self.device)
+        self._previous = self._no_action(self.n_envs)
 
     def _features(self, obs: np.ndarray) -> Tensor:
         return observation_features(torch.as_tensor(obs, device=self.device), self.observation_space)
+
+    def _no_action(self, n: int) -> Tensor:
+        """The previous-action input of an episode's first step, ``[n, A]`` zeros (``[n, 0]``
+        without ``previous_action``)."""
+        return torch.zeros(n, self.n_actions if self.settings.previous_action else 0, device=self.device)
+
+    def _inputs(self, obs: np.ndarray, previous: Tensor, starts: Tensor) -> Tensor:
+        """The network's inputs ``[B, D]``: observation features, and with
+        ``previous_action`` the previous action's one-hot, zeroed where an episode starts."""
+        x = self._features(obs)
+        if not self.settings.previous_action:
+            return x
+        return torch.cat([x, previous * (~starts).unsqueeze(-1).to(previous.dtype)], dim=-1)
+
+    def _one_hot(self, action: np.ndarray | Tensor) -> Tensor:
+        """``[B, A]`` one-hot of ``action`` (``[B, 0]`` without ``previous_action``)."""
+        if not self.settings.previous_action:
+            return self._no_action(len(action))
+        return F.one_hot(torch.as_tensor(action, device=self.device), self.n_actions).float()
 
     def _collect_rollout(self) -> None:
         """Run ``n_steps`` epsilon-greedy steps in every copy into the buffers, keeping
@@ -279,8 +303,8 @@ class PQN(Agent[PQNSettings]):
         explore = self._explore_rng.random((T, B)) < self.exploration_rate
         random_actions = self._explore_rng.integers(self.n_actions, size=(T, B))
         state = self._q_state
-        x = self._features(self._obs)
         starts = self._episode_starts
+        x = self._inputs(self._obs, self._previous, starts)
         for t in range(T):
             if t % L == 0:
                 self.piece_states[t // L] = tuple(h.clone() for h in state)
@@ -303,18 +327,20 @@ class PQN(Agent[PQNSettings]):
             self.buf_terminated[t] = torch.as_tensor(terminated, device=dev)
             self.buf_dones[t] = starts = torch.as_tensor(done, device=dev)
             cut = np.flatnonzero(truncated & ~terminated)
+            previous = self._one_hot(action)
             if cut.size:  # max_a Q of the final observation, from the memory that episode built
                 final_obs = np.stack([info["final_obs"][i] for i in cut])
                 idx = torch.as_tensor(cut, device=dev)
+                no_start = torch.zeros(cut.size, dtype=torch.bool, device=dev)
                 with torch.inference_mode():
                     q_final, _ = net(
-                        self._features(final_obs).unsqueeze(0),
+                        self._inputs(final_obs, previous[idx], no_start).unsqueeze(0),
                         tuple(h.index_select(0, idx) for h in state),
                         torch.zeros(1, cut.size, dtype=torch.bool, device=dev),
                     )
                 self.buf_final_max_q[t, idx] = q_final[0].max(-1).values
-            x = self._features(next_obs)
-        self._obs, self._episode_starts, self._q_state = next_obs, starts, state
+            x = self._inputs(next_obs, previous, starts)
+        self._obs, self._episode_starts, self._q_state, self._previous = next_obs, starts, state, previous
         with torch.inference_mode():  # the bootstrap of the rollout's last step
             q_next, _ = net(x.unsqueeze(0), state, starts.unsqueeze(0))
         self._last_max_q = q_next[0].max(-1).values
@@ -392,7 +418,10 @@ class PQN(Agent[PQNSettings]):
     # Acting and persistence (the shell's hooks)
     # ------------------------------------------------------------------------
     def _initial_actor_state(self, n: int) -> MemoryState:
-        return self.q_net.initial_state(n, self.device)
+        """The memory's state, and with ``previous_action`` a last ``[n, A]`` tensor: the
+        previous action's one-hot (zeros at a start)."""
+        state = self.q_net.initial_state(n, self.device)
+        return (*state, self._no_action(n)) if self.settings.previous_action else state
 
     def _act(
         self,
@@ -404,14 +433,20 @@ class PQN(Agent[PQNSettings]):
     ) -> tuple[np.ndarray, MemoryState]:
         if self.q_net.training:
             self.q_net.train(False)
+        previous = self._no_action(len(obs))
+        if self.settings.previous_action:
+            state, previous = tuple(state[:-1]), state[-1]
         with torch.inference_mode():
-            q, state = self.q_net(self._features(obs).unsqueeze(0), state, starts.unsqueeze(0))
+            x = self._inputs(obs, previous, starts)
+            q, state = self.q_net(x.unsqueeze(0), state, starts.unsqueeze(0))
             action = q[0].argmax(-1)  # [B]
             if not deterministic:  # epsilon-greedy at the current exploration rate
                 n = action.shape[0]
                 explore = torch.rand(n, generator=generator, device=self.device) < self.exploration_rate
                 random = torch.randint(self.n_actions, (n,), generator=generator, device=self.device)
                 action = torch.where(explore, random, action)
+            if self.settings.previous_action:
+                state = (*state, self._one_hot(action))
         return action.cpu().numpy() + self._action_start, state
 
     def _state_dicts(self) -> dict[str, Any]:

@@ -67,6 +67,10 @@ class PQNSettings(AgentSettings):
     exploration_fraction: float = 0.1
     """Fraction of ``learn``'s ``total_timesteps`` over which epsilon falls linearly from
     ``epsilon_start`` to ``epsilon_end``, in ``[0, 1]`` (PQN-RNN: 0.1)."""
+    previous_action: bool = False
+    """The network also reads the previous action, one-hot (zeros at an episode's first
+    step), beside the observation, as Memory-RL's and PQN-RNN's recurrent Q networks do.
+    Off by default: the other agents read observations only."""
     layer_norm: bool = True
     """LayerNorm after every hidden linear layer (before the activation), PQN's only
     stabiliser in place of a target network."""
@@ -92,6 +96,7 @@ class PQNSettings(AgentSettings):
         for name in ("epsilon_start", "epsilon_end", "exploration_fraction"):
             check_float(name, getattr(self, name), minimum=0.0, maximum=1.0)
         check_bool("layer_norm", self.layer_norm)
+        check_bool("previous_action", self.previous_action)
         arch = {"encoder": [64], "q": [64]} if self.net_arch is None else self.net_arch
         self._set("net_arch", DQNNetArch.parse(arch)._asdict())
 
