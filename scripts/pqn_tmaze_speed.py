@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=64, help="encoder and Q head width")
     parser.add_argument("--rollouts", type=int, default=3, help="timed rollouts")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--previous-action", action="store_true", help="the Q network reads it")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -49,6 +50,7 @@ def main() -> None:
                 num_minibatches=args.num_minibatches,
                 n_epochs=args.n_epochs,
                 net_arch={"encoder": [args.width], "q": [args.width]},
+                previous_action=args.previous_action,
                 seed=100,
                 device="cpu",
             )
@@ -71,12 +73,14 @@ def main() -> None:
                 "n_epochs": args.n_epochs,
                 "hidden": args.hidden,
                 "width": args.width,
+                "previous_action": args.previous_action,
                 "threads": args.threads,
                 "env_steps": args.rollouts * rollout,
                 "seconds": round(seconds, 3),
                 "steps_per_second": round(args.rollouts * rollout / seconds),
                 "torch": torch.__version__,
                 "cpus": os.cpu_count(),
+                "load_average": round(os.getloadavg()[0], 2),
             }
             print(json.dumps(row), flush=True)
             if profiler:
