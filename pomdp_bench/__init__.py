@@ -10,7 +10,7 @@ Importing the package registers its environments with Gymnasium::
 The agents and memories are at the top level too, imported on first use (so that
 ``import pomdp_bench`` for the envs alone does not import torch)::
 
-    from pomdp_bench import PPO, SAC, DQN, MemoryConfig, build_memory
+    from pomdp_bench import PPO, SAC, DQN, PQN, MemoryConfig, build_memory
     from pomdp_bench import PPOSettings, SACSettings  # each agent's settings, field by field
 """
 
@@ -37,6 +37,8 @@ _LAZY = {
     "DQNSettings": "pomdp_bench.agents.dqn.settings",
     "PPOSettings": "pomdp_bench.agents.ppo.settings",
     "SACSettings": "pomdp_bench.agents.sac.settings",
+    "PQN": "pomdp_bench.agents.pqn.agent",
+    "PQNSettings": "pomdp_bench.agents.pqn.settings",
     "MemoryConfig": "pomdp_bench.memory.config",
     "build_memory": "pomdp_bench.memory.build",
 }
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
     from pomdp_bench.agents.dqn.settings import DQNSettings
     from pomdp_bench.agents.ppo.agent import PPO
     from pomdp_bench.agents.ppo.settings import PPOSettings
+    from pomdp_bench.agents.pqn.agent import PQN
+    from pomdp_bench.agents.pqn.settings import PQNSettings
     from pomdp_bench.agents.sac.agent import SAC
     from pomdp_bench.agents.sac.settings import SACSettings
     from pomdp_bench.memory.build import build_memory
@@ -67,10 +71,12 @@ def __dir__() -> list[str]:
 __all__ = [
     "DQN",
     "PPO",
+    "PQN",
     "SAC",
     "DQNSettings",
     "MemoryConfig",
     "PPOSettings",
+    "PQNSettings",
     "SACSettings",
     "__version__",
     "build_memory",

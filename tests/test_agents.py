@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from pomdp_bench.agents import DQN, PPO, SAC, DQNSettings, PPOSettings, SACSettings
+from pomdp_bench.agents import DQN, PPO, PQN, SAC, DQNSettings, PPOSettings, PQNSettings, SACSettings
 from pomdp_bench.agents.common.schedules import ConstantSchedule, LinearSchedule
 from pomdp_bench.data import data_dir
 from pomdp_bench.envs.cards import get_card
@@ -29,8 +29,9 @@ SMALL = {
     PPO: dict(n_envs=2, n_steps=8, net_arch=[8]),
     SAC: dict(n_envs=1, burn_in=1, sequence_length=2, batch_size=4, learning_starts=10, net_arch=[8]),
     DQN: dict(n_envs=1, burn_in=1, sequence_length=2, batch_size=4, learning_starts=10, net_arch=[8]),
+    PQN: dict(n_envs=2, n_steps=8, net_arch=[8]),
 }
-SETTINGS = {PPO: PPOSettings, SAC: SACSettings, DQN: DQNSettings}
+SETTINGS = {PPO: PPOSettings, SAC: SACSettings, DQN: DQNSettings, PQN: PQNSettings}
 
 
 def _agent(agent_class, memory="gru", **changes):
@@ -39,7 +40,7 @@ def _agent(agent_class, memory="gru", **changes):
     )
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
 def test_an_unknown_setting_is_a_type_error_listing_the_valid_ones(agent_class) -> None:
     with pytest.raises(TypeError, match=r"has no setting \['n_step'\]; valid settings: \[.*'seed'"):
         _agent(agent_class, n_step=8)
@@ -70,6 +71,8 @@ def test_an_unknown_setting_is_a_type_error_listing_the_valid_ones(agent_class) 
         (DQNSettings, {"loss": "l1"}, ValueError, r"loss must be one of \['huber', 'mse'\]"),
         (DQNSettings, {"n_steps": 0}, ValueError, "n_steps must be >= 1"),
         (DQNSettings, {"stored_state": True}, ValueError, "stored_state=True needs a memory"),
+        (PQNSettings, {"epsilon_end": 1.5}, ValueError, "epsilon_end must be <= 1.0"),
+        (PQNSettings, {"q_lambda": -0.1}, ValueError, "q_lambda must be >= 0.0"),
     ],
 )
 def test_settings_refuse_bad_values_naming_them(settings_class, changes, error, match) -> None:
@@ -110,6 +113,9 @@ def test_resolve_runs_the_checks_that_need_the_copies() -> None:
             memory="lstm", learning_rate={"linear": [1e-3, 1e-4]}, ent_coef="auto_0.2", stored_state=True
         ),
         SACSettings(ent_coef=0.05, target_entropy=-0.5, max_grad_norm=1.0, gradient_steps=-1),
+        PQNSettings(
+            memory="lstm", learning_rate="lin_1e-3", q_lambda=0.8, net_arch={"encoder": [8], "q": [4]}
+        ),
     ],
 )
 def test_settings_survive_plain_data_and_yaml(settings) -> None:
@@ -122,7 +128,8 @@ def test_settings_survive_plain_data_and_yaml(settings) -> None:
 
 
 @pytest.mark.parametrize(
-    ("agent_name", "settings_class"), [("ppo", PPOSettings), ("sac", SACSettings), ("dqn", DQNSettings)]
+    ("agent_name", "settings_class"),
+    [("ppo", PPOSettings), ("sac", SACSettings), ("dqn", DQNSettings), ("pqn", PQNSettings)],
 )
 def test_every_tuned_entry_is_valid_settings(agent_name, settings_class) -> None:
     table = yaml.safe_load((data_dir("agents") / f"{agent_name}.yaml").read_text())
@@ -185,7 +192,7 @@ def test_bands_count_in_whole_episodes() -> None:
         count_episodes({"n_steps": "4 T"}, 11)
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
 def test_a_settings_object_and_keywords_build_the_same_agent(agent_class) -> None:
     from_keywords = _agent(agent_class, seed=3)
     settings = SETTINGS[agent_class].make(memory="gru", seed=3, **SMALL[agent_class])
@@ -198,13 +205,13 @@ def test_a_settings_object_and_keywords_build_the_same_agent(agent_class) -> Non
 
 
 def _parameters(agent) -> list[torch.Tensor]:
-    if isinstance(agent, DQN):
+    if isinstance(agent, (DQN, PQN)):
         return list(agent.q_net.parameters())
     modules = [agent.policy] if isinstance(agent, PPO) else [agent.actor, agent.critic]
     return [p for m in modules for p in m.parameters()]
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
 def test_save_load_round_trip_keeps_settings_state_and_counters(agent_class, tmp_path) -> None:
     agent = _agent(agent_class, learning_rate="lin_1e-3")
     agent.learn(32)
@@ -251,7 +258,7 @@ def test_a_save_of_another_agent_or_format_fails_naming_it(tmp_path) -> None:
         PPO.load(tmp_path / "other.pt")
 
 
-@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN])
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
 def test_predict_and_evaluate_share_one_policy_step(agent_class) -> None:
     """``predict`` carries the memory it returns; a start resets it; ``evaluate`` is
     repeatable and independent of ``predict`` calls made before it."""

@@ -75,7 +75,7 @@ def test_no_module_imports_upward() -> None:
 
 # Inside agents/: common holds what the agents share, and each agent is a package of its
 # own. Siblings stay apart, so an agent can be read, changed or removed alone.
-AGENT_PACKAGES = ("ppo", "sac", "dqn", "sb3")
+AGENT_PACKAGES = ("ppo", "sac", "dqn", "pqn", "sb3")
 # (importer, imported) pairs of agent packages allowed, and why.
 AGENT_EXCEPTIONS = {
     ("sb3", "ppo"): "the sb3-contrib adapter wraps our PPO (its settings, its networks' layout)",

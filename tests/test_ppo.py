@@ -13,6 +13,7 @@ from torch import Tensor
 
 import pomdp_bench  # noqa: F401
 from pomdp_bench.agents import PPO
+from pomdp_bench.agents.common.pieces import default_bptt_length
 from pomdp_bench.agents.ppo.agent import clip_ratio
 from pomdp_bench.agents.ppo.networks import (
     ActorCriticState,
@@ -20,7 +21,6 @@ from pomdp_bench.agents.ppo.networks import (
     epsilon_soft_log_probs,
     uniform_kl,
 )
-from pomdp_bench.agents.ppo.rollout_buffer import default_bptt_length
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.memory import MEMORY_KINDS
 

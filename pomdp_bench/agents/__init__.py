@@ -1,4 +1,4 @@
-"""Agents: recurrent PPO, SAC and DQN on one shared shell, their settings, buffers and networks.
+"""Agents: recurrent PPO, SAC, DQN and PQN on one shared shell, their settings, buffers and networks.
 
 ``from pomdp_bench.agents import PPO, SAC, DQN, PPOSettings, SACSettings, DQNSettings``. Each
 agent is a package (``ppo``, ``sac``, ``dqn``); :mod:`~pomdp_bench.agents.common` holds
@@ -19,6 +19,8 @@ _LAZY = {
     "SAC": "pomdp_bench.agents.sac.agent",
     "DQN": "pomdp_bench.agents.dqn.agent",
     "DQNSettings": "pomdp_bench.agents.dqn.settings",
+    "PQN": "pomdp_bench.agents.pqn.agent",
+    "PQNSettings": "pomdp_bench.agents.pqn.settings",
     "LinearSchedule": "pomdp_bench.agents.common.schedules",
     "PPOSettings": "pomdp_bench.agents.ppo.settings",
     "SACSettings": "pomdp_bench.agents.sac.settings",
@@ -31,10 +33,23 @@ if TYPE_CHECKING:
     from pomdp_bench.agents.dqn.settings import DQNSettings
     from pomdp_bench.agents.ppo.agent import PPO
     from pomdp_bench.agents.ppo.settings import PPOSettings
+    from pomdp_bench.agents.pqn.agent import PQN
+    from pomdp_bench.agents.pqn.settings import PQNSettings
     from pomdp_bench.agents.sac.agent import SAC
     from pomdp_bench.agents.sac.settings import SACSettings
 
-__all__ = ["DQN", "PPO", "SAC", "Agent", "DQNSettings", "LinearSchedule", "PPOSettings", "SACSettings"]
+__all__ = [
+    "DQN",
+    "PPO",
+    "PQN",
+    "SAC",
+    "Agent",
+    "DQNSettings",
+    "LinearSchedule",
+    "PPOSettings",
+    "PQNSettings",
+    "SACSettings",
+]
 
 
 def __getattr__(name: str) -> Any:

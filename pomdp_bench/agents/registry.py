@@ -7,7 +7,7 @@ live and how ``tune`` samples them. The harness names no agent; it asks this reg
 Classes are named by import path (``"module:Name"``) and imported on first use, so the
 harness can list and check agents without importing torch.
 
-The shipped agents (``ppo``, ``sac``, ``dqn``, ``sb3_ppo``) register below. Another package adds
+The shipped agents (``ppo``, ``sac``, ``dqn``, ``pqn``, ``sb3_ppo``) register below. Another package adds
 one with :func:`register_agent`. A suite may name such an agent as ``module:name``: the
 module is imported wherever the agent is looked up (the sweep's process, each worker, a
 Ray task), and its import registers it, as ``module:Id`` does for Gymnasium env ids.
@@ -237,6 +237,16 @@ register_agent(
         sequence_field="sequence_length",
         search_space="pomdp_bench.agents.dqn.search_space:dqn_search_space",
         description="DQN with sequence replay (ours; Discrete actions)",
+    )
+)
+register_agent(
+    AgentEntry(
+        name="pqn",
+        agent_class="pomdp_bench.agents.pqn.agent:PQN",
+        settings_class="pomdp_bench.agents.pqn.settings:PQNSettings",
+        sequence_field="bptt_length",
+        search_space="pomdp_bench.agents.pqn.search_space:pqn_search_space",
+        description="PQN, Q(lambda) on vectorised rollouts without replay (ours; Discrete actions)",
     )
 )
 register_agent(

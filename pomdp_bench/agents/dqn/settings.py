@@ -10,40 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
+from pomdp_bench.agents.common.q_learning import LOSSES, DQNNetArch
 from pomdp_bench.agents.common.schedules import ScheduleLike
 from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 
+
 #: ``DQNSettings.loss``: the TD error's penalty.
-LOSSES = ("huber", "mse")
-
-
-class DQNNetArch(NamedTuple):
-    """Hidden widths: ``encoder`` before the memory, ``q`` after it (then one linear
-    layer with a Q value per action)."""
-
-    encoder: list[int]
-    q: list[int]
-
-    @classmethod
-    def parse(cls, net_arch: list[int] | dict[str, list[int]] | None) -> DQNNetArch:
-        """Read SB3's DQN forms: ``None`` (``q=[64, 64]``, SB3's default), a list (``q``),
-        or a dict with keys ``q`` and optionally ``encoder``."""
-        if net_arch is None:
-            return cls([], [64, 64])
-        if isinstance(net_arch, (list, tuple)):
-            return cls([], [int(w) for w in net_arch])
-        if isinstance(net_arch, dict):
-            unknown = set(net_arch) - {"encoder", "q"}
-            if unknown:
-                raise ValueError(f"net_arch has unknown keys {sorted(unknown)}; valid: encoder, q")
-            return cls(*([int(w) for w in net_arch.get(k, [])] for k in ("encoder", "q")))
-        raise TypeError(f"net_arch must be None, a list of ints or a dict, got {net_arch!r}")
-
-
 @dataclasses.dataclass(frozen=True)
 class DQNSettings(AgentSettings):
     """Settings of :class:`~pomdp_bench.agents.dqn.DQN` (the defaults are SB3's ``DQN``,

@@ -7,10 +7,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pomdp_bench.agents.common.pieces import check_bptt_length
 from pomdp_bench.agents.common.schedules import ScheduleLike
 from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.agents.ppo.networks import NetArch
-from pomdp_bench.agents.ppo.rollout_buffer import check_bptt_length
 from pomdp_bench.memory import MemoryConfig
 from pomdp_bench.validation import check_bool, check_choice, check_float, check_int
 

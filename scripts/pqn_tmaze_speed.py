@@ -1,0 +1,91 @@
+"""PQN's training speed on the passive T-Maze: env steps per second of whole rollouts
+(acting, targets and updates), one JSON line per (memory kind, corridor).
+
+    python scripts/pqn_tmaze_speed.py --corridors 100 1000 --kinds lstm gru
+
+Each rollout is ``n_steps = T = corridor + 1`` steps of ``n_envs`` copies, one piece an
+episode. One warm-up rollout is not timed. ``--profile`` prints cProfile's top entries
+of the timed rollouts to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import time
+
+import torch
+
+from pomdp_bench.agents.pqn import PQN
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corridors", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"])
+    parser.add_argument("--n-envs", type=int, default=128)
+    parser.add_argument("--num-minibatches", type=int, default=4)
+    parser.add_argument("--n-epochs", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--width", type=int, default=64, help="encoder and Q head width")
+    parser.add_argument("--rollouts", type=int, default=3, help="timed rollouts")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--previous-action", action="store_true", help="the Q network reads it")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    for corridor in args.corridors:
+        for kind in args.kinds:
+            T = corridor + 1
+            agent = PQN(
+                "TMaze-v1",
+                {"kind": kind, "hidden_size": args.hidden},
+                env_kwargs={"corridor_length": corridor},
+                n_envs=args.n_envs,
+                n_steps=T,
+                num_minibatches=args.num_minibatches,
+                n_epochs=args.n_epochs,
+                net_arch={"encoder": [args.width], "q": [args.width]},
+                previous_action=args.previous_action,
+                seed=100,
+                device="cpu",
+            )
+            rollout = agent.settings.rollout_size
+            agent.learn(rollout)  # warm-up
+            profiler = cProfile.Profile() if args.profile else None
+            t0 = time.perf_counter()
+            if profiler:
+                profiler.enable()
+            agent.learn(args.rollouts * rollout)
+            if profiler:
+                profiler.disable()
+            seconds = time.perf_counter() - t0
+            row = {
+                "kind": kind,
+                "corridor": corridor,
+                "n_envs": args.n_envs,
+                "n_steps": T,
+                "num_minibatches": args.num_minibatches,
+                "n_epochs": args.n_epochs,
+                "hidden": args.hidden,
+                "width": args.width,
+                "previous_action": args.previous_action,
+                "threads": args.threads,
+                "env_steps": args.rollouts * rollout,
+                "seconds": round(seconds, 3),
+                "steps_per_second": round(args.rollouts * rollout / seconds),
+                "torch": torch.__version__,
+                "cpus": os.cpu_count(),
+                "load_average": round(os.getloadavg()[0], 2),
+            }
+            print(json.dumps(row), flush=True)
+            if profiler:
+                pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
