@@ -51,7 +51,8 @@ class QNetwork(nn.Module):
         """Q values ``[T, B, n_actions]`` of observation features ``x [T, B, D]`` from
         ``state`` (the memory resets where ``episode_starts [T, B]``); returns them and
         the memory after step ``T - 1``."""
-        if not self.stateful and self.trunk.memory.kind == "none":  # y = x: skip the memory's checks
+        # a kind name on purpose: "none" computes y = x, so skip the memory and its checks
+        if not self.stateful and self.trunk.memory.kind == "none":
             return self.q(self.trunk.encoder(x)), state
         y, state = self.trunk(x, state, episode_starts)
         return self.q(y), state

@@ -125,6 +125,7 @@ class DQNSettings(AgentSettings):
             )
         check_bool("stored_state", self.stored_state)
         check_bool("double_q", self.double_q)
+        # a kind name on purpose: "none" is the stateless memory, with no state to store
         if self.stored_state and self.memory.kind == "none":  # type: ignore[union-attr]
             raise ValueError(
                 f"stored_state=True needs a memory to store: pass memory= (one of {list(MEMORY_KINDS[1:])}) "

@@ -145,7 +145,7 @@ class PQNNetwork(nn.Module):
         """Q values ``[T, B, n_actions]`` of features ``x [T, B, D]`` from ``state`` (the
         memory resets where ``episode_starts [T, B]``), and the memory after step ``T - 1``."""
         y = self.encoder(x)
-        if self.stateful or self.memory.kind != "none":
+        if self.stateful or self.memory.kind != "none":  # a kind name on purpose: "none" has no state
             y, state = self.memory(y, state, episode_starts)
         return self.q(y), state
 

@@ -15,11 +15,8 @@ grow with it. ``S`` is the diagonal recurrence of
 
 The decay ``γ`` is learned per head (a retention factor, as RetNet's; Sun et al.
 2023), starting at ``1 - 1/τ`` with timescales ``τ`` spaced geometrically from 4 to
-1024 steps over the heads. Without it (``γ = 1``, the plain running sum) the read-out
-is order-free: no head can tell the latest cue from an earlier one of the same
-episode, and on the memory-proof task (recall the cue from 8 steps before, cues
-every 12 steps) the plain sum stalled at 78% on 5 of 5 seeds, where the learned
-decay solves it. The blocks are the transformer's, pre-LayerNorm:
+1024 steps over the heads. Why a decay: docs/notes/linear-recurrences-probes.md.
+The blocks are the transformer's, pre-LayerNorm:
 ``h + attn(LN(h))``, then ``h + mlp(LN(h))``, after ``Linear(D, H)`` and before a
 final LayerNorm.
 """
