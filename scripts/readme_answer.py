@@ -2,8 +2,9 @@
 
 The block between ``<!-- answer:start -->`` and ``<!-- answer:end -->`` in README.md is
 generated: per memory kind, the longest horizon PPO learned on T-Maze and on cue recall,
-from ``leaderboards/horizon_horizon.csv`` (pieces that cover an episode), and the figure
-beside it. ``tests/test_readme_answer.py`` checks that the block equals what this writes.
+from ``leaderboards/horizon_horizon.csv`` (pieces that cover an episode), the figure
+beside it, and every agent's T-Maze limit beside Ni et al.'s
+(``leaderboards/reference_ni2023.csv``, which ``report`` writes). ``tests/test_readme_answer.py`` checks that the block equals what this writes.
 
 Usage: ``python scripts/readme_answer.py`` (rewrites README.md), ``--check`` (exit 1 if stale).
 """
@@ -15,9 +16,14 @@ import csv
 import sys
 from pathlib import Path
 
+import pandas as pd
+
+from pomdp_bench.harness import references
+
 ROOT = Path(__file__).resolve().parent.parent
 CSV = "leaderboards/horizon_horizon.csv"
 FIGURE = "leaderboards/horizon_horizon.png"
+REFERENCE = "leaderboards/reference_ni2023.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
 ORDER = [
     "none",
@@ -60,7 +66,16 @@ def block(root: Path = ROOT) -> str:
     lines += [
         f"| `{kind}` | " + " | ".join(table[kind].get(env, "—") for env in TASKS) + " |" for kind in kinds
     ]
-    lines += ["", f"![Longest horizon learned per memory kind]({FIGURE})", "", END]
+    lines += ["", f"![Longest horizon learned per memory kind]({FIGURE})", ""]
+    reference = root / REFERENCE
+    if reference.is_file():  # every agent's T-Maze limit beside Ni et al.'s (report writes it)
+        lines += [
+            f"Every agent's longest T-Maze corridor, beside Ni et al.'s (from `{REFERENCE}`):",
+            "",
+            references.markdown(pd.read_csv(reference)),
+            "",
+        ]
+    lines += [END]
     return "\n".join(lines)
 
 
