@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["LOSSES", "DQNNetArch"]
+from gymnasium import spaces
+
+__all__ = ["LOSSES", "DQNNetArch", "discrete_actions"]
 
 LOSSES = ("huber", "mse")
 
@@ -30,3 +32,17 @@ class DQNNetArch(NamedTuple):
                 raise ValueError(f"net_arch has unknown keys {sorted(unknown)}; valid: encoder, q")
             return cls(*([int(w) for w in net_arch.get(k, [])] for k in ("encoder", "q")))
         raise TypeError(f"net_arch must be None, a list of ints or a dict, got {net_arch!r}")
+
+
+def discrete_actions(agent: str, space: Any) -> tuple[int, int]:
+    """``(n, start)`` of a ``Discrete`` action space, the only kind a Q-learning agent takes.
+
+    Raises:
+        ValueError: another space; the message names the agents that take it.
+    """
+    if not isinstance(space, spaces.Discrete):
+        raise ValueError(
+            f"{agent} takes Discrete actions only, got {space}: use PPO (Discrete, Box, MultiDiscrete) "
+            "or SAC (Discrete, bounded Box)"
+        )
+    return int(space.n), int(space.start)

@@ -42,10 +42,11 @@ from torch import Tensor, nn
 
 from pomdp_bench.agents.common.base import Agent
 from pomdp_bench.agents.common.networks import MemoryState, observation_features
+from pomdp_bench.agents.common.q_learning import DQNNetArch, discrete_actions
 from pomdp_bench.agents.common.sequence_buffer import SequenceBatch
 from pomdp_bench.agents.dqn.buffer import DQNReplayBuffer
 from pomdp_bench.agents.dqn.networks import QNetwork
-from pomdp_bench.agents.dqn.settings import DQNNetArch, DQNSettings
+from pomdp_bench.agents.dqn.settings import DQNSettings
 from pomdp_bench.validation import check_int
 
 
@@ -131,13 +132,7 @@ class DQN(Agent[DQNSettings]):
 
     def _setup_model(self) -> None:
         s = self.settings
-        space = self.action_space
-        if not isinstance(space, spaces.Discrete):
-            raise ValueError(
-                f"DQN takes Discrete actions only, got {space}: use PPO (Discrete, Box, MultiDiscrete) "
-                "or SAC (Discrete, bounded Box)"
-            )
-        self.n_actions, self._action_start = int(space.n), int(space.start)
+        self.n_actions, self._action_start = discrete_actions("DQN", self.action_space)
 
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(s.seed)

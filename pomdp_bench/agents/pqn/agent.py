@@ -51,7 +51,7 @@ from pomdp_bench.agents.common.networks import (
     flat_obs_size,
     observation_features,
 )
-from pomdp_bench.agents.common.q_learning import DQNNetArch
+from pomdp_bench.agents.common.q_learning import DQNNetArch, discrete_actions
 from pomdp_bench.agents.pqn.settings import PQNSettings
 from pomdp_bench.memory import MemoryConfig, build_memory
 
@@ -181,13 +181,7 @@ class PQN(Agent[PQNSettings]):
 
     def _setup_model(self) -> None:
         s = self.settings
-        space = self.action_space
-        if not isinstance(space, spaces.Discrete):
-            raise ValueError(
-                f"PQN takes Discrete actions only, got {space}: use PPO (Discrete, Box, MultiDiscrete) "
-                "or SAC (Discrete, bounded Box)"
-            )
-        self.n_actions, self._action_start = int(space.n), int(space.start)
+        self.n_actions, self._action_start = discrete_actions("PQN", self.action_space)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(s.seed)
             net = PQNNetwork(
