@@ -3,13 +3,11 @@ see ``tests/test_dqn_learning.py``; SB3 parity in ``tests/test_dqn_sb3_parity.py
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import optuna
 import pytest
 import torch
-from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from counter_env import counter_vec_env
 
 from pomdp_bench.agents.common.networks import observation_features
 from pomdp_bench.agents.dqn import DQNSettings
@@ -22,34 +20,6 @@ pytestmark = pytest.mark.trajectory
 
 SMALL = dict(net_arch={"encoder": [16], "q": [16]}, device="cpu")
 GRU = {"kind": "gru", "hidden_size": 8}
-
-
-class CounterEnv(gym.Env):
-    """Observation ``[episode index, step in episode]``, two actions; episodes end by
-    termination (probability 0.15 a step) or by truncation at 7 steps."""
-
-    metadata: dict = {}
-
-    def __init__(self) -> None:
-        self.observation_space = spaces.Box(0.0, 1e6, (2,), np.float32)
-        self.action_space = spaces.Discrete(2)
-        self.episode = -1
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        self.episode += 1
-        self.t = 0
-        return np.array([self.episode, 0], np.float32), {}
-
-    def step(self, action):
-        self.t += 1
-        terminated = bool(self.np_random.random() < 0.15)
-        truncated = not terminated and self.t >= 7
-        return np.array([self.episode, self.t], np.float32), float(self.t), terminated, truncated, {}
-
-
-def counter_vec_env(n: int = 3) -> SyncVectorEnv:
-    return SyncVectorEnv([CounterEnv for _ in range(n)], autoreset_mode=AutoresetMode.SAME_STEP)
 
 
 def filled_agent(memory=GRU, steps=240, **kw) -> DQN:
