@@ -3,6 +3,7 @@ owner's runs are taken over, and the store's version marker and damage checks.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -88,8 +89,11 @@ def child_env() -> dict[str, str]:
 
 def query(results: Path, sql: str) -> list[tuple]:
     """Rows of ``sql`` on the store, or [] while the file or table is not there yet."""
+    path = results / "results.sqlite"
+    if not path.is_file():  # connecting would create it, as a database of another layout
+        return []
     try:
-        with sqlite3.connect(results / "results.sqlite", timeout=10) as conn:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
             return conn.execute(sql).fetchall()
     except sqlite3.OperationalError:
         return []

@@ -204,12 +204,28 @@ class ResultStore:
         _check_file(self.path)
         self._conn = sqlite3.connect(self.path, timeout=60.0)
         try:
-            self.version = self._read_version()
+            self.version = self._read_version_retrying()
         except BaseException:
             self._conn.close()
             raise
         if self.version is None:  # a new store
             self._migrate()
+
+    def _read_version_retrying(self, attempts: int = 5) -> int | None:
+        """:meth:`_read_version`, retried on a transient I/O error: another process may be
+        creating the file or switching it to WAL at that moment (seen with two sweeps
+        starting on one new store). A file still unreadable after ``attempts`` is damaged."""
+        for attempt in range(attempts):
+            try:
+                return self._read_version()
+            except StoreError as err:
+                transient = isinstance(err.__cause__, sqlite3.OperationalError) and "disk I/O" in str(err)
+                if not transient or attempt == attempts - 1:
+                    raise
+                time.sleep(0.2 * 2**attempt)
+                self._conn.close()
+                self._conn = sqlite3.connect(self.path, timeout=60.0)
+        raise AssertionError("unreachable")
 
     def _read_version(self) -> int | None:
         """The file's layout version (None: a new, empty database), read without writing.
