@@ -105,9 +105,11 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
 
 def comparisons(leaderboards: str | Path) -> dict[str, pd.DataFrame]:
     """Every shipped reference's :func:`comparison_table`, by reference name, from the
-    ``*_horizon.csv`` tables in ``leaderboards``."""
+    ``*_horizon.csv`` tables in ``leaderboards`` (none when it holds no such table)."""
     out = Path(leaderboards)
     tables = [pd.read_csv(p) for p in sorted(out.glob("*_horizon.csv"))]
+    if not tables:
+        return {}
     return {
         path.stem: comparison_table(load_reference(path.stem), tables)
         for path in sorted(data_dir("references").glob("*.yaml"))
@@ -115,9 +117,11 @@ def comparisons(leaderboards: str | Path) -> dict[str, pd.DataFrame]:
 
 
 def write_comparisons(leaderboards: str | Path) -> list[Path]:
-    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference;
-    returns the paths written."""
-    paths = []
+    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference,
+    when it holds a horizon table (none otherwise); returns the paths written."""
+    paths: list[Path] = []
+    if not any(Path(leaderboards).glob("*_horizon.csv")):
+        return paths
     for name, table in comparisons(leaderboards).items():
         paths.append(Path(leaderboards) / f"reference_{name}.csv")
         table.to_csv(paths[-1], index=False)
