@@ -46,7 +46,7 @@ def test_the_table_puts_our_longest_limit_per_agent_beside_theirs() -> None:
     table = comparison_table(reference, [ours, other_env])
     assert list(table.columns) == list(COLUMNS)
     got = {(r.memory, r.agent): (r.longest_horizon_learned, r.agreement) for r in table.itertuples()}
-    assert got[("transformer", "ppo")] == (20, "below theirs (lower bound: longer not tried)")
+    assert got[("transformer", "ppo")] == (20, "below theirs (ours a lower bound)")
     assert got[("transformer", "pqn")] == (1500, "reaches theirs")
     assert got[("lstm", "ppo")] == (50, "no published limit read")  # never the other env's 5000
     ffm = table[table["memory"] == "ffm"].iloc[0]

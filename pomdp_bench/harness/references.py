@@ -47,13 +47,13 @@ def load_reference(name: str) -> dict[str, Any]:
 
 
 def _agreement(ours: float, censored: bool, theirs: float | None) -> str:
-    if pd.isna(ours):
+    if pd.isna(ours) or ours == 0:
         return "not learned here"
     if theirs is None:
         return "no published limit read"
     if ours >= theirs:
         return "reaches theirs"
-    return "below theirs (lower bound: longer not tried)" if censored else "below theirs"
+    return "below theirs (ours a lower bound)" if censored else "below theirs"
 
 
 def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -140,7 +140,9 @@ def markdown(table: pd.DataFrame) -> str:
             return "" if value is None or (isinstance(value, float) and pd.isna(value)) else fmt.format(value)
 
         ours = text(row.longest_horizon_learned, "{:.0f}")
-        if ours and bool(row.limit_censored):
+        if ours == "0":
+            ours = "none"
+        elif ours and bool(row.limit_censored):
             ours = "≥ " + ours
         lines.append(
             f"| {row.reference_model} | {text(row.reference_longest_horizon, '{:.0f}') or 'not read'} "
