@@ -19,25 +19,14 @@ from pathlib import Path
 import pandas as pd
 
 from pomdp_bench.harness import references
+from pomdp_bench.memory import MEMORY_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = "leaderboards/horizon_horizon.csv"
 FIGURE = "leaderboards/horizon_horizon.png"
 REFERENCE = "leaderboards/reference_ni2023.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
-ORDER = [
-    "none",
-    "framestack",
-    "gru",
-    "lstm",
-    "transformer",
-    "mamba",
-    "lru",
-    "s5",
-    "ffm",
-    "linear_attention",
-    "gtrxl",
-]
+ORDER = list(MEMORY_KINDS)  # the shipped kinds, in the order tables list them
 TASKS = {"TMaze-v1": "T-Maze corridor", "CueRecall-v0": "cue-recall delay"}
 
 
