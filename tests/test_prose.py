@@ -21,10 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MEAN, P90, PARENS_PER_100 = 20.0, 35.0, 1.5
 HASH = re.compile(r"\b[0-9a-f]{7,40}\b")
-# docs/DESIGN.md is the design reference that other work edits section by section (Layout,
-# Statistics of the verdict, Extending); it is measured by test_design_is_measured below
-# and held to the hash rule only, until those sections are rewritten.
-HASH_ONLY = {"docs/DESIGN.md"}
+# docs/DESIGN.md meets the sentence targets; its asides (2.7 parentheses per 100 words)
+# still wait for a rewrite, so it is exempt from that target alone.
+PARENS_EXEMPT = {"docs/DESIGN.md"}
 
 
 def checked_files() -> list[str]:
@@ -99,14 +98,14 @@ def test_the_measure_counts_what_it_should() -> None:
 def test_prose_meets_the_targets(name: str) -> None:
     figures = measure((ROOT / name).read_text(encoding="utf-8"))
     assert figures["hashes"] == 0, f"{name}: a commit hash in prose"
-    if name in HASH_ONLY:
-        return
     assert figures["mean"] <= MEAN, f"{name}: mean sentence {figures['mean']:.1f} words"
     assert figures["p90"] <= P90, f"{name}: 90th percentile {figures['p90']:.0f} words"
+    if name in PARENS_EXEMPT:
+        return
     assert figures["parens_per_100"] <= PARENS_PER_100, (
         f"{name}: {figures['parens_per_100']:.2f} ( per 100 words"
     )
 
 
 def test_the_hash_only_list_names_files_that_exist() -> None:
-    assert set(checked_files()) >= HASH_ONLY
+    assert set(checked_files()) >= PARENS_EXEMPT
