@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from stop_families import FAMILIES, simulate
 
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import censored_median, solve_statistics
@@ -25,7 +26,8 @@ def _simulate(rule: StopRule, success, cap: int, rng: np.random.Generator) -> St
     while steps < cap and monitor.reason is None:
         steps += 512  # one PPO update of 16 copies x 32 steps
         if monitor.due(steps):
-            score = rng.binomial(rule.eval_episodes, success(steps)) / rule.eval_episodes
+            n = monitor.episodes
+            score = rng.binomial(n, success(steps)) / n
             monitor.update(steps, steps / 1000.0, score)
     return monitor
 
@@ -197,3 +199,48 @@ def test_the_dry_run_expects_the_share_of_the_cap_that_stored_runs_trained(tmp_p
     assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 10}')] == pytest.approx(0.4)
     assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 20}')] == 1.0
     assert seconds == pytest.approx(0.4 * 100 + 5 + 100 + 5)
+
+
+@pytest.mark.parametrize(
+    "family", ["tmaze_abrupt", "tmaze_partial", "tmaze_line", "cue_stepwise", "cue_gradual"]
+)
+def test_a_solved_run_ends_above_the_line(family: str) -> None:
+    """Issue 47's target on simulated runs (tests/stop_families.py): under the default
+    rule at least 99% of runs stopped solved take a final 100-episode evaluation above
+    the ``learned`` line; under the rule before it (the line itself, no confirmation),
+    more than 1% fall to or below it in every family but one. 300 runs a family
+    (scripts/stop_rule_calibration.py: 1,000 runs, at most 0.3% in any family)."""
+
+    def shares(rule: StopRule) -> tuple[int, int]:
+        rng = np.random.default_rng(7)
+        solved = below = 0
+        for _ in range(300):
+            monitor, final = simulate(rule, FAMILIES[family], rng)
+            if monitor.reason == "solved":
+                solved += 1
+                below += final <= FAMILIES[family].line
+        return solved, below
+
+    solved, below = shares(StopRule())
+    assert below <= 0.01 * max(solved, 100), (solved, below)
+    solved_before, below_before = shares(StopRule(solve_bar=0.5, confirm_episodes=0))
+    assert below_before > 0.01 * solved_before, (solved_before, below_before)
+
+
+def test_the_solving_streak_confirms_on_more_episodes_and_times_the_first_crossing() -> None:
+    """T-Maze: 0.8 (above the line, below the bar) starts the line's streak; two
+    evaluations at the bar, the second on ``confirm_episodes``, stop it, and steps to
+    solve read the streak's first evaluation."""
+    monitor = StopMonitor(StopRule(), cap=100_000, **TMAZE)
+    assert monitor.bar == 0.875 and monitor.episodes == 32
+    assert monitor.update(1_000, 1.0, 0.8) is None and monitor.episodes == 32
+    assert monitor.update(1_100, 1.1, 0.9) is None and monitor.episodes == 100
+    assert monitor.update(1_210, 1.2, 0.86) is None and monitor.episodes == 32  # confirmation missed
+    assert monitor.update(1_331, 1.3, 0.95) is None and monitor.episodes == 100
+    assert monitor.update(1_464, 1.4, 0.9) == "solved"
+    assert (monitor.solved_steps, monitor.solved_seconds) == (1_000, 1.0)
+    no_line = StopMonitor(StopRule(), threshold=math.nan, ceiling=0.5, optimum=1.0, cap=100_000)
+    assert math.isnan(no_line.bar)
+    assert all(no_line.update(1_000 + i, 0.0, 1.0) is None for i in range(5))
+    with pytest.raises(ValueError, match=r"stop\.solve_bar"):
+        StopRule(solve_bar=0.4)

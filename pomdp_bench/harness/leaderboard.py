@@ -49,6 +49,14 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
         "the seed the agent was built with, split from seed and the cell (runs stored before 0.2.0: seed itself)",
     ),
     "total_timesteps": ("int", "training budget, env steps"),
+    "hyperparams": (
+        "str",
+        "the agent settings the run trained with (agents/<agent>.yaml's tuned values, then the suite's), as sorted JSON",
+    ),
+    "parameters": (
+        "int",
+        "trained weights, actor, critic and memory together (target copies excluded), counted when the run trained; empty for runs stored before runs counted them",
+    ),
     "status": ("str", "ok or failed"),
     "final_return": ("float", "mean return of the final deterministic evaluation (empty if failed)"),
     "eval_episodes": ("int", "episodes of the final evaluation behind final_return"),
@@ -67,7 +75,7 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "timesteps": ("int", "env steps trained (below total_timesteps when the run stopped early)"),
     "steps_to_solve": (
         "int",
-        "env steps at the first of the stop rule's consecutive evaluations at or above the solve threshold (halfway from ceiling to optimum); empty if not solved or no stop rule",
+        "env steps at the first evaluation of the unbroken streak at or above the learned line (halfway from ceiling to optimum) that ended in the stop rule's solve; empty if not solved or no stop rule",
     ),
     "seconds_to_solve": ("float", "training wall seconds (evaluations excluded) at that evaluation"),
     "steps_per_second": ("float", "env steps per second of training, evaluation excluded"),
@@ -101,7 +109,15 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "n_seeds >= 5, the fewest a verdict rests on; below it learned is left empty",
     ),
     "n_failed": ("int", "seeds whose run failed"),
-    "total_timesteps": ("int", "training budget per run, env steps"),
+    "total_timesteps": ("int", "training budget per run, env steps: the cap every run of the cell had"),
+    "hyperparams": (
+        "str",
+        "the cell's tuning: the agent settings its runs trained with (agents/<agent>.yaml's tuned values, then the suite's), as sorted JSON",
+    ),
+    "parameters": (
+        "int",
+        "trained weights of the cell's agent, actor, critic and memory together (its runs' median; target copies excluded); empty where no run counted them",
+    ),
     "return_mean": ("float", "mean over seeds of the final evaluation return"),
     "return_iqm": ("float", "interquartile mean over seeds (scipy.stats.trim_mean, 25%)"),
     "return_ci_low": (
@@ -313,6 +329,8 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "seed": spec["seed"],
                 "agent_seed": spec["seed"] if result.get("agent_seed") is None else result["agent_seed"],
                 "total_timesteps": spec["total_timesteps"],
+                "hyperparams": json_text(spec.get("hyperparams") or {}),
+                "parameters": result.get("parameters"),
                 "status": row["status"],
                 "final_return": result["final_return"] if row["status"] == "ok" else math.nan,
                 "eval_episodes": len(result.get("final_returns") or []) or spec["eval_episodes"],
@@ -430,6 +448,8 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             n_seeds=len(ok),
             n_failed=len(group) - len(ok),
             total_timesteps=int(first["total_timesteps"]),
+            hyperparams=first["hyperparams"],
+            parameters=_median_count(group["parameters"]),
             return_mean=float(returns.mean()) if len(returns) else math.nan,
             return_iqm=float(stats.trim_mean(returns, 0.25)) if len(returns) else math.nan,
             return_ci_low=low,
@@ -454,7 +474,14 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
     _add_ceilings(cells)
     cells["bptt_length"] = cells["bptt_length"].astype("Int64")
     cells["seeds_above_line"] = cells["seeds_above_line"].astype("Int64")
+    cells["parameters"] = cells["parameters"].astype("Int64")
     return cells[list(CELL_COLUMNS)]
+
+
+def _median_count(values: pd.Series) -> int | None:
+    """The median of the counts that are there (None when none is)."""
+    present = pd.to_numeric(values, errors="coerce").dropna()
+    return None if present.empty else int(present.median())
 
 
 def _cell_card(cell: pd.Series) -> EnvCard:

@@ -183,6 +183,12 @@ class RunResult:
             task (None if it did not).
         solved_seconds: training wall seconds (evaluations excluded) at that point.
         timesteps: env steps trained (less than the budget when the run stopped early).
+        parameters: trained weights of the agent (actor, critic and memory together;
+            target copies excluded), counted when it trained; None where the agent
+            does not count them.
+        weights: the agent's save (``Agent.save``'s zip archive) after training; the
+            store keeps it beside the row (not in the result's JSON). None for a
+            failed run or an agent without ``save``.
     """
 
     status: str
@@ -198,6 +204,8 @@ class RunResult:
     solved_steps: int | None = None
     solved_seconds: float | None = None
     timesteps: int | None = None
+    parameters: int | None = None
+    weights: bytes | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -3,10 +3,13 @@
 A suite entry's budget is a cap. With a :class:`StopRule` in its spec, a run is
 evaluated on a geometric schedule and stops early:
 
-- **solved**: its evaluation reaches the *solve threshold* on ``solve_checks``
-  consecutive evaluations. The threshold is the leaderboard's ``learned`` line,
-  halfway from the feedforward ceiling to the optimum (env card). The run's
-  *steps to solve* is the first evaluation of that streak.
+- **solved**: ``solve_checks`` consecutive evaluations reach the *bar*, a share
+  ``solve_bar`` of the way from the feedforward ceiling to the optimum (env card;
+  three quarters by default). The leaderboard's ``learned`` line lies halfway, so a
+  run stops solved only well past it, and its final evaluation stays above the line
+  (issue 47; ``docs/notes/stop-rule-calibration.md`` chose the bar by simulation).
+  The run's *steps to solve* is the first evaluation of the unbroken streak at or
+  above the line that ends in that solve: the first crossing of the line.
 - **plateaued**: once it has used ``plateau_after`` of its cap, the mean evaluation of
   the last quarter of its steps so far exceeds that of the quarter before by less than
   ``plateau_fraction`` of the ceiling-optimum gap, at ``plateau_checks`` consecutive
@@ -22,9 +25,9 @@ that is more (early in a run). It reads early (by one evaluation) only when the
 evaluation just before the crossing passed by chance. Each evaluation uses fresh episodes (its own reset
 seeds), so the ``solve_checks`` evaluations of a streak are independent draws.
 
-False solves. A memoryless policy on T-Maze (ceiling 0.5, threshold 0.75) passes one
-32-episode evaluation with probability ``P(Bin(32, 0.5) >= 24) = 0.0035``, two in a
-row with about 1e-5 (the evaluations are independent), so even the ~70 checks of a
+False solves. A memoryless policy on T-Maze (ceiling 0.5, bar 0.875) passes one
+32-episode evaluation with probability ``P(Bin(32, 0.5) >= 28) < 1e-5``, and even
+the line (0.75) with ``P(Bin(32, 0.5) >= 24) = 0.0035``, two in a row with about 1e-5 (the evaluations are independent), so even the ~70 checks of a
 1M-step run leave it below 0.1%; ``tests/test_stopping.py`` measures this on
 simulated runs.
 """
@@ -48,8 +51,14 @@ class StopRule:
     """How a run is evaluated during training and when it stops early.
 
     Attributes:
-        solve_checks: consecutive evaluations at or above the threshold that stop a
-            run as solved (K).
+        solve_checks: consecutive evaluations at or above the bar that stop a run as
+            solved (K).
+        solve_bar: the bar, as a share of the way from the ceiling to the optimum:
+            0.5 is the ``learned`` line itself (the rule before issue 47), 1.0 the
+            optimum.
+        confirm_episodes: episodes of the last evaluation of a solving streak (the
+            ``solve_checks``-th at the bar), which confirms it on a larger sample; 0:
+            ``eval_episodes``, as the others.
         plateau_fraction: a run has plateaued when its mean evaluation over the last
             quarter of its steps so far exceeds that over the quarter before by less
             than this fraction of the ceiling-optimum gap...
@@ -62,6 +71,8 @@ class StopRule:
     """
 
     solve_checks: int = 2
+    solve_bar: float = 0.75
+    confirm_episodes: int = 100
     plateau_fraction: float = 0.05
     plateau_checks: int = 2
     plateau_after: float = 0.5
@@ -71,6 +82,8 @@ class StopRule:
 
     def __post_init__(self) -> None:
         check_int("stop.solve_checks", self.solve_checks, minimum=1)
+        check_float("stop.solve_bar", self.solve_bar, minimum=0.5, maximum=1.0)
+        check_int("stop.confirm_episodes", self.confirm_episodes, minimum=0)
         check_float("stop.plateau_fraction", self.plateau_fraction, minimum=0.0)
         check_int("stop.plateau_checks", self.plateau_checks, minimum=1)
         check_float("stop.plateau_after", self.plateau_after, minimum=0.0, maximum=1.0)
@@ -117,9 +130,10 @@ class StopMonitor:
 
     Args:
         rule: the stop rule.
-        threshold: the solve threshold (:func:`solve_threshold`).
+        threshold: the ``learned`` line (:func:`solve_threshold`): steps to solve read
+            its first crossing.
         ceiling: the feedforward ceiling; ``optimum``: the optimal return (their gap
-            scales the plateau test).
+            places the bar and scales the plateau test).
         cap: the run's budget in env steps.
 
     A NaN threshold or gap (an implicit card that knows no optimum or ceiling) never
@@ -127,19 +141,32 @@ class StopMonitor:
 
     After each :meth:`update`, ``reason`` is ``None`` (go on) or ``"solved"`` /
     ``"plateaued"``; ``solved_steps`` and ``solved_seconds`` hold the first evaluation of
-    the solving streak.
+    the streak at or above the line that ended in the solve.
     """
 
     def __init__(self, rule: StopRule, threshold: float, ceiling: float, optimum: float, cap: int) -> None:
         self.rule, self.threshold, self.cap = rule, threshold, cap
         self.gap = optimum - ceiling
+        # Never below the line (a caller may give a line of its own); NaN never passes.
+        bar = ceiling + rule.solve_bar * self.gap
+        self.bar = math.nan if math.isnan(threshold) or math.isnan(bar) else max(bar, threshold)
         self.evaluations: list[tuple[int, float]] = []  # (steps, score)
         self.reason: str | None = None
         self.solved_steps: int | None = None
         self.solved_seconds: float | None = None
-        self._streak: list[tuple[int, float]] = []  # (steps, seconds) of the current streak
+        self._streak: list[tuple[int, float]] = []  # (steps, seconds) at or above the line
+        self._bar_streak = 0  # consecutive evaluations at or above the bar
         self._flat_streak = 0  # consecutive evaluations that found the curve flat
         self.next_eval = rule.first_eval
+
+    @property
+    def episodes(self) -> int:
+        """Episodes of the evaluation due next: ``confirm_episodes`` where it would
+        complete a solving streak, else ``eval_episodes``."""
+        confirm = self.rule.confirm_episodes
+        return (
+            confirm if confirm and self._bar_streak == self.rule.solve_checks - 1 else self.rule.eval_episodes
+        )
 
     def due(self, steps: int) -> bool:
         """Whether an evaluation is due at ``steps``."""
@@ -152,12 +179,14 @@ class StopMonitor:
         self.next_eval = self.rule.next_eval(steps)
         if score >= self.threshold:
             self._streak.append((steps, seconds))
-            if len(self._streak) >= self.rule.solve_checks:
-                self.solved_steps, self.solved_seconds = self._streak[0]
-                self.reason = "solved"
-                return self.reason
         else:
             self._streak = []
+        self._bar_streak = self._bar_streak + 1 if score >= self.bar else 0
+        if self._bar_streak >= self.rule.solve_checks:
+            # The bar is at or above the line, so the line's streak holds these too.
+            self.solved_steps, self.solved_seconds = self._streak[0]
+            self.reason = "solved"
+            return self.reason
         flat = steps >= self.rule.plateau_after * self.cap and self._flat(steps)
         self._flat_streak = self._flat_streak + 1 if flat else 0
         if self._flat_streak >= self.rule.plateau_checks:

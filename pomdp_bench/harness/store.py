@@ -77,6 +77,10 @@ CREATE TABLE IF NOT EXISTS suite_cells (
     cell TEXT NOT NULL,
     PRIMARY KEY (suite, cell)
 );
+CREATE TABLE IF NOT EXISTS weights (
+    key TEXT PRIMARY KEY,
+    save BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -87,10 +91,11 @@ CREATE TABLE IF NOT EXISTS claims (
 
 STORE_FILENAME = "results.sqlite"
 
-STORE_VERSION = 2
+STORE_VERSION = 3
 """The store layout this package writes (``PRAGMA user_version``). 0: a store from
 before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``; 2: adds
-``suite_cells`` (the cells a suite declared when it was last swept)."""
+``suite_cells`` (the cells a suite declared when it was last swept); 3: adds
+``weights`` (each run's agent save, see :meth:`ResultStore.load_agent`)."""
 
 DEFAULT_CLAIM_TIMEOUT = 120.0
 """Seconds without a heartbeat after which a claim counts as abandoned (its owner
@@ -358,7 +363,7 @@ class ResultStore:
                     result.final_return,
                     result.steps_per_second,
                     result.wall_seconds,
-                    json.dumps(result.to_dict()),
+                    json.dumps({k: v for k, v in result.to_dict().items() if k != "weights"}),
                     result.error,
                     git_commit,
                     machine,
@@ -370,7 +375,63 @@ class ResultStore:
                 "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)",
                 [(key, int(t), float(r)) for t, r in result.curve],
             )
+            self._conn.execute("DELETE FROM weights WHERE key = ?", (key,))
+            if result.weights is not None:
+                self._conn.execute("INSERT INTO weights (key, save) VALUES (?, ?)", (key, result.weights))
             self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
+
+    def weights(self, key: str) -> bytes | None:
+        """The agent save stored with run ``key`` (``Agent.save``'s archive), or None:
+        no such run, a failed one, or one stored before runs kept their weights."""
+        if not self._has_table("weights"):
+            return None
+        row = self._conn.execute("SELECT save FROM weights WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def load_agent(self, key: str, device: str = "cpu") -> Any:
+        """The trained agent of run ``key``, rebuilt from its stored weights with its
+        agent's ``load`` (the class named in the run's spec, from the agent registry),
+        on the env its spec names.
+
+        .. warning:: as ``load``: the save names modules to import (the env's and its
+            wrappers'). Open only stores you trust.
+
+        Raises:
+            KeyError: no run ``key`` in this store.
+            ValueError: the run has no stored weights (failed, or stored before runs
+                kept them).
+        """
+        import io
+
+        from pomdp_bench.agents.registry import get_agent
+
+        row = self._conn.execute("SELECT spec FROM runs WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(f"no run {key!r} in {self.path}")
+        save = self.weights(key)
+        if save is None:
+            raise ValueError(
+                f"run {key!r} in {self.path} has no stored weights (it failed, or was stored "
+                "before runs kept their weights); rerun it to get them"
+            )
+        spec = RunSpec.from_dict(json.loads(row[0]))
+        from pomdp_bench.harness.training import prepare_env
+
+        prepare_env(spec)
+        return get_agent(spec.agent).load_class().load(io.BytesIO(save), device=device)
+
+    def _has_table(self, name: str) -> bool:
+        return (
+            self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+            ).fetchone()
+            is not None
+        )
+
+    def _weights_rows(self, keys: Iterable[str]) -> list[tuple[Any, ...]]:
+        if not self._has_table("weights"):
+            return []
+        return self._select_keys("SELECT key, save FROM weights WHERE key IN ({})", keys)
 
     def claim(
         self, key: str, timeout: float, retry_failed: bool = False, failed_before: str | None = None
@@ -566,10 +627,12 @@ class ResultStore:
         if held:
             raise ValueError(f"copy_runs: this store holds run {held[0]!r} already ({len(held)} held)")
         curves = source.curves(keys)
+        weights = source._weights_rows(keys)
         self._migrate()
         with self._conn:
             if runs:
                 self._conn.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs)
+            self._conn.executemany("INSERT OR REPLACE INTO weights (key, save) VALUES (?, ?)", weights)
             self._conn.executemany(
                 "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)", curves
             )
@@ -593,6 +656,7 @@ class ResultStore:
             raise ValueError(f"replace_suite: {source.path} holds no runs of suite {suite!r}")
         runs = source._select_keys("SELECT * FROM runs WHERE key IN ({})", keys)
         curves = source.curves(keys)
+        weights = source._weights_rows(keys)
         sweeps = source._conn.execute(
             "SELECT * FROM sweeps WHERE suite = ? ORDER BY rowid", (suite,)
         ).fetchall()
@@ -602,7 +666,9 @@ class ResultStore:
             self._conn.execute("DELETE FROM sweeps WHERE suite = ?", (suite,))
             orphans = "SELECT key FROM runs WHERE key NOT IN (SELECT key FROM suite_runs)"
             self._conn.execute(f"DELETE FROM curves WHERE key IN ({orphans})")
+            self._conn.execute(f"DELETE FROM weights WHERE key IN ({orphans})")
             self._conn.execute(f"DELETE FROM runs WHERE key IN ({orphans})")
+            self._conn.executemany("INSERT OR REPLACE INTO weights (key, save) VALUES (?, ?)", weights)
             self._conn.executemany(
                 f"INSERT OR REPLACE INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs
             )

@@ -7,6 +7,7 @@ never raises: an exception or a non-finite return becomes a failed
 
 from __future__ import annotations
 
+import io
 import math
 import time
 import traceback
@@ -75,6 +76,16 @@ def prepare_env(spec: RunSpec) -> None:
     register_card(card)
 
 
+def _save_bytes(agent: Any) -> bytes | None:
+    """``agent.save``'s archive, without optimiser states, as bytes (the store keeps it
+    with the run); None for an agent without ``save``."""
+    if not callable(getattr(agent, "save", None)):
+        return None
+    buffer = io.BytesIO()
+    agent.save(buffer, optimizers=False)
+    return buffer.getvalue()
+
+
 def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     """Train and evaluate ``spec`` on one torch thread; failures come back as results.
 
@@ -83,7 +94,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     for its curve. With one (:mod:`~pomdp_bench.harness.stopping`) it is evaluated on
     the rule's geometric schedule, each time on fresh episodes, and stops once solved
     or plateaued. Either way the final evaluation takes ``eval_episodes`` episodes of
-    their own.
+    their own. The result carries the trained agent's save and its parameter count.
     """
     torch.set_num_threads(1)
     start = time.perf_counter()
@@ -118,7 +129,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
                     return True
                 t0 = time.perf_counter()
                 seed = check_seed(agent_seed, len(monitor.evaluations))
-                score = float(np.mean(model.evaluate(monitor.rule.eval_episodes, seed=seed)))
+                score = float(np.mean(model.evaluate(monitor.episodes, seed=seed)))
                 eval_seconds += time.perf_counter() - t0
                 curve.append((done, score))
                 trained = time.perf_counter() - t_train - eval_seconds
@@ -153,6 +164,8 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             solved_steps=None if monitor is None else monitor.solved_steps,
             solved_seconds=None if monitor is None else monitor.solved_seconds,
             timesteps=int(agent.num_timesteps),
+            parameters=getattr(agent, "num_parameters", None),
+            weights=_save_bytes(agent),
         )
     except Exception:  # a failed run is data, not a crash of the sweep
         return RunResult(

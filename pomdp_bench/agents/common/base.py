@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import collections
+import io
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -456,6 +457,22 @@ class Agent(abc.ABC, Generic[SettingsT]):
     # ------------------------------------------------------------------------
     # Persistence
     # ------------------------------------------------------------------------
+    def _networks(self) -> Sequence[torch.nn.Module]:
+        """The trained networks (actor, critic, memory; no target copies), for
+        :attr:`num_parameters`. Empty: the agent does not say."""
+        return ()
+
+    @property
+    def num_parameters(self) -> int | None:
+        """Trained weights, actor, critic and memory together (target copies and
+        scalars such as SAC's entropy coefficient excluded); a weight shared by two
+        networks counts once. None where the agent does not list its networks."""
+        networks = self._networks()
+        if not networks:
+            return None
+        unique = {id(p): p for net in networks for p in net.parameters()}
+        return sum(p.numel() for p in unique.values())
+
     @abc.abstractmethod
     def _state_dicts(self) -> dict[str, Any]:
         """The learned state ``save`` writes: weights, optimisers, statistics."""
@@ -477,20 +494,28 @@ class Agent(abc.ABC, Generic[SettingsT]):
             f"(it reads {cls.__name__} saves of formats {cls.save_format} and {cls.legacy_format})"
         )
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path | io.BufferedIOBase, optimizers: bool = True) -> Path | io.BufferedIOBase:
         """Write the env id and kwargs, the settings, the learned state and the step
         counters to ``path`` (``torch.save``, a zip archive; not a replay buffer).
 
         As SB3: a name without a suffix gets ``.zip`` (``save("model")`` writes
-        ``model.zip``), and missing parent folders are created.
+        ``model.zip``), and missing parent folders are created. A binary file object
+        (``io.BytesIO()``) is written as it is.
+
+        Args:
+            path: where to write.
+            optimizers: keep the optimisers' states (default). False writes about a third
+                of the size: the agent acts and evaluates as saved, and trains on from
+                fresh optimisers (the harness stores each run's weights so).
 
         Returns:
-            the path written.
+            the path written (or the file object).
         """
-        path = Path(path)
-        if not path.suffix:
-            path = path.with_suffix(".zip")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not isinstance(path, io.IOBase):
+            path = Path(path)
+            if not path.suffix:
+                path = path.with_suffix(".zip")
+            path.parent.mkdir(parents=True, exist_ok=True)
         torch.save(
             {
                 "agent": type(self).__name__,
@@ -500,7 +525,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 "env_wrappers": self.env_wrappers,
                 "env_from_id": self._env_from_id,
                 "settings": self.settings.to_dict(),
-                **self._state_dicts(),
+                **{k: v for k, v in self._state_dicts().items() if optimizers or not k.endswith("optimizer")},
                 "num_timesteps": self.num_timesteps,
                 "n_updates": self.n_updates,
             },
@@ -511,11 +536,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
     @classmethod
     def load(
         cls: type[AgentT],
-        path: str | Path,
+        path: str | Path | io.BufferedIOBase,
         env: str | gym.Env | VectorEnv | Callable[[], gym.Env] | None = None,
         device: str | torch.device = "auto",
     ) -> AgentT:
-        """Rebuild a saved agent from ``path`` (``"model"`` finds ``model.zip``); ``env``
+        """Rebuild a saved agent from ``path`` (``"model"`` finds ``model.zip``; or a
+        binary file object, such as a run's stored weights in ``io.BytesIO``); ``env``
         (any form the constructor takes) overrides the saved env id, and is required when
         the agent was trained on an env given as an instance, a factory or a vector env.
 
@@ -535,9 +561,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
             TypeError: a wrapper path in it names something other than a
                 ``gymnasium.Wrapper`` subclass.
         """
-        path = Path(path)
-        if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():
-            path = path.with_suffix(".zip")  # save("model") wrote model.zip
+        if not isinstance(path, io.IOBase):
+            path = Path(path)
+            if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():
+                path = path.with_suffix(".zip")  # save("model") wrote model.zip
         data = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(data, dict) or "format" not in data:
             raise ValueError(f"{path} is not a pomdp_bench agent save")
@@ -561,7 +588,9 @@ class Agent(abc.ABC, Generic[SettingsT]):
             if isinstance(env, (gym.Env, VectorEnv)):  # and its copies; a factory keeps n_envs
                 settings = settings.make(settings, n_envs=None)
         model = cls(env, settings=settings, env_kwargs=env_kwargs, env_wrappers=wrappers, device=device)
-        model._load_state_dicts(data)
+        # A save without optimisers (save(optimizers=False)) trains on from fresh ones.
+        fresh = {k: v for k, v in model._state_dicts().items() if k.endswith("optimizer") and k not in data}
+        model._load_state_dicts({**data, **fresh})
         model.num_timesteps = int(data["num_timesteps"])
         model.n_updates = int(data["n_updates"])
         return model

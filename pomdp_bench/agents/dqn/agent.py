@@ -435,6 +435,9 @@ class DQN(Agent[DQNSettings]):
                 action = torch.where(explore, random, action)
         return action.cpu().numpy() + self._action_start, state
 
+    def _networks(self) -> tuple[torch.nn.Module, ...]:
+        return (self.q_net,)
+
     def _state_dicts(self) -> dict[str, Any]:
         return {
             "q_net": self.q_net.state_dict(),

@@ -417,6 +417,9 @@ class PPO(Agent[PPOSettings]):
             return np.clip(action_np, self.action_space.low, self.action_space.high)
         return action_np if self._action_start is None else action_np + self._action_start
 
+    def _networks(self) -> tuple[torch.nn.Module, ...]:
+        return (self.policy,)
+
     def _state_dicts(self) -> dict[str, Any]:
         return {
             "policy": self.policy.state_dict(),

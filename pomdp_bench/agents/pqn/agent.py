@@ -447,6 +447,9 @@ class PQN(Agent[PQNSettings]):
                 state = (*state, self._one_hot(action))
         return action.cpu().numpy() + self._action_start, state
 
+    def _networks(self) -> tuple[torch.nn.Module, ...]:
+        return (self.q_net,)
+
     def _state_dicts(self) -> dict[str, Any]:
         return {
             "q_net": self.q_net.state_dict(),

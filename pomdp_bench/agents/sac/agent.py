@@ -433,6 +433,9 @@ class SAC(Agent[SACSettings]):
             action = self.actor.act(latent[0], deterministic, generator)
         return self._to_env_action(action.cpu().numpy()), state
 
+    def _networks(self) -> tuple[torch.nn.Module, ...]:
+        return (self.actor, self.critic)
+
     def _state_dicts(self) -> dict[str, Any]:
         return {
             "actor": self.actor.state_dict(),
