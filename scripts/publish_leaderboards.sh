@@ -38,4 +38,5 @@ for suite in "${SUITES[@]}"; do
     if [ "$suite" = parity ]; then workers=(--workers 1); fi
     "$PYTHON" -m pomdp_bench.run --suite "$suite" --results "$STORE" --no-report ${workers[@]+"${workers[@]}"}
 done
-"$PYTHON" -m pomdp_bench.report --results "$STORE" --leaderboards leaderboards --published
+"$PYTHON" -m pomdp_bench.report --results "$STORE" --leaderboards leaderboards --published --docs docs/results
+"$PYTHON" scripts/readme_answer.py

@@ -23,7 +23,7 @@ from pomdp_bench.memory import MEMORY_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = "leaderboards/horizon_horizon.csv"
-FIGURE = "leaderboards/horizon_horizon.png"
+FIGURE = "leaderboards/horizon/horizon_horizon.svg"
 REFERENCE = "leaderboards/reference_ni2023.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
 ORDER = list(MEMORY_KINDS)  # the shipped kinds, in the order tables list them

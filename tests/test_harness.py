@@ -432,8 +432,9 @@ def test_sweep_writes_leaderboards_and_report_regenerates_them(tmp_path: Path) -
     assert list(cells.columns) == list(leaderboard.CELL_COLUMNS)
     assert len(cells) == 3 and set(cells["n_seeds"]) == {2}
     assert list(pd.read_csv(out / "tiny_runs.csv").columns) == list(leaderboard.RUN_COLUMNS)
-    assert (out / "tiny_heatmap_CueRecall-v0_delay2_ppo.png").stat().st_size > 1000
-    assert (out / "tiny_curves_CueRecall-v0_delay2_ppo.svg").is_file()
+    assert (out / "tiny" / "tiny_heatmap_CueRecall-v0_delay2_ppo.svg").stat().st_size > 1000
+    assert (out / "tiny" / "tiny_curves_CueRecall-v0_delay2_ppo.svg").is_file()
+    assert not list(out.glob("*.png")) and not list(out.glob("*.svg"))  # one format, in the suite's folder
     readme = (out / "README.md").read_text()
     assert "python -m pomdp_bench.run --suite" in readme and "| `return_ci_low` | float |" in readme
     regen = tmp_path / "regen"
@@ -548,7 +549,7 @@ def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_
     cells["steps_to_solve_ci_low"] = cells["steps_to_solve"] / 2
     cells["steps_to_solve_ci_high"] = [4e4, math.nan]  # an unbounded upper end is drawn too
     paths = plots.solve_cost_plot(cells, "h", tmp_path)
-    assert [p.name for p in paths] == ["h_solve_cost.png", "h_solve_cost.svg"]
+    assert [p.name for p in paths] == ["h_solve_cost.svg"]
     assert all(p.stat().st_size > 0 for p in paths)
     assert plots.solve_cost_plot(cells.assign(steps_to_solve=math.nan), "h", tmp_path) == []
 

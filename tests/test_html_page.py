@@ -128,6 +128,49 @@ def test_the_page_is_self_contained_and_regenerates_byte_identically(
     assert long["seeds"][0]["curve"][0][0] == 1000 and long["seeds"][0]["curve"][-1][0] == 1000 * LONG_CURVE
 
 
+def test_the_page_opens_on_the_answer_with_provenance_below_each_table(built: tuple[Path, Path]) -> None:
+    """The longest-horizon table comes first: TMaze gru learned corridor 5 (horizon 6)
+    and not corridor 10 (4 of 5 seeds above the line), so its limit is 6, a lower
+    bound (runs without a stop rule: the budget, not the kind, ended them). Each table's
+    provenance follows it, and cells read in horizon order (10 before 100)."""
+    _, out = built
+    page = (out / html_page.PAGE_NAME).read_text(encoding="utf-8")
+    answer, suite = page.index('id="answer"'), page.index(f'id="suite-{SUITE}"')
+    assert answer < suite and page.index('href="#answer"') < answer
+    table = page[page.index('id="table-answer"') : page.index("</table>", answer)]
+    assert '<td data-key="h-TMaze-v1" data-v="6" class="num">&ge; 6</td>' in table  # no stop rule: censored
+    assert f"{SUITE}/{SUITE}_horizon.svg" in page[answer:suite]
+    assert page.index("How it was made", answer) < suite  # the answer's provenance, below its table
+    assert page.index(f'id="table-{SUITE}"') < page.index("How it was made", suite)
+    tmaze = [m.start() for m in re.finditer(r'data-v="TMaze-v1\|', page[suite:])]
+    assert tmaze == sorted(tmaze)
+
+
+def test_the_answer_suite_comes_first_then_the_main_suite_then_the_rest() -> None:
+    empty = pd.DataFrame()
+    spanning = pd.DataFrame({"horizons_tried": ["5;10"]})
+
+    def page(name: str, horizon: pd.DataFrame = empty) -> html_page.SuitePage:
+        return html_page.SuitePage(name, empty, empty, empty, [], horizon=horizon)
+
+    suites = [
+        page("popgym"),
+        page("memory"),
+        page("horizon-long", spanning),
+        page("horizon", spanning),
+        page("a"),
+    ]
+    assert [p.name for p in html_page.page_order(suites)] == [
+        "horizon",
+        "memory",
+        "a",
+        "horizon-long",
+        "popgym",
+    ]
+    assert [p.name for p in html_page.page_order(suites[:3])] == ["horizon-long", "memory", "popgym"]
+    assert [p.name for p in html_page.page_order(suites[:2])] == ["memory", "popgym"]
+
+
 # --- in a browser ---------------------------------------------------------------------------------
 
 CHROMIUM = ("/usr/bin/chromium", "chromium", "chromium-browser")
@@ -217,6 +260,18 @@ def test_the_page_sorts_filters_and_draws_a_cells_curves_in_chromium(
     _, out = built
     cells = pd.read_csv(out / f"{SUITE}.csv")
     browser.get((out / html_page.PAGE_NAME).as_uri())
+
+    # The page opens on the answer; its horizons sort as numbers.
+    assert browser.find_element(By.CSS_SELECTOR, "main > section").get_attribute("id") == "answer"
+    answer = browser.find_element(By.ID, "table-answer")
+    assert (
+        answer.is_displayed()
+        and answer.location["y"] < browser.find_element(By.ID, f"table-{SUITE}").location["y"]
+    )
+    answer.find_element(By.CSS_SELECTOR, 'th[data-key="h-TMaze-v1"]').click()
+    limits = _column(browser, answer, "h-TMaze-v1")
+    assert limits == sorted(v for v in limits if v is not None) + [None] * limits.count(None)
+
     table = browser.find_element(By.ID, f"table-{SUITE}")
     assert len(table.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(cells)
 

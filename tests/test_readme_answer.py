@@ -23,6 +23,7 @@ def test_the_readmes_answer_block_is_generated() -> None:
 
 
 def test_the_block_reads_the_csv_and_names_the_figure() -> None:
-    block = _script().block()
+    script = _script()
+    block = script.block()
     assert "| `lstm` |" in block and "| `gru` |" in block
-    assert (ROOT / "leaderboards" / "horizon_horizon.png").is_file()
+    assert f"]({script.FIGURE})" in block and (ROOT / script.FIGURE).is_file()

@@ -2,12 +2,11 @@
 
 * ``_generated/envs/<id>.md``: one page per env card (``envs/*.yaml``), its fields as a table,
   as Gymnasium's site renders its env pages from the envs.
-* ``_generated/results/<suite>.md``: one page per published suite, its cells from
-  ``leaderboards/<suite>.csv`` (and the longest horizons from ``<suite>_horizon.csv``).
-  No number on these pages is typed by hand.
 * ``_generated/cli.md``: the ``--help`` of each command-line tool, from its own argparse parser.
 
-The folder is rebuilt on every build and is not committed.
+The folder is rebuilt on every build and is not committed. The results pages are not
+built here: ``python -m pomdp_bench.report --docs docs/results`` writes them from the
+results store, and they are committed beside the tables they read.
 """
 
 from __future__ import annotations
@@ -15,66 +14,22 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import shutil
 from pathlib import Path
 
-import pandas as pd
 import yaml
+
+from pomdp_bench.harness.results_pages import cell_text
 
 DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 OUT = DOCS / "_generated"
 
-SUITES = ["memory", "horizon", "horizon-long", "parity", "popgym"]
-CELL_COLUMNS = {
-    "env_id": "env",
-    "env_kwargs": "kwargs",
-    "agent": "agent",
-    "memory": "memory",
-    "bptt_length": "bptt",
-    "n_seeds": "seeds",
-    "return_mean": "mean",
-    "interval": "95% interval",
-    "ff_ceiling": "ceiling",
-    "optimal_return": "optimum",
-    "learned": "learned",
-    "solved_fraction": "solved",
-    "steps_to_solve": "steps to solve",
-}
-HORIZON_COLUMNS = {
-    "env_id": "env",
-    "agent": "agent",
-    "memory": "memory",
-    "pieces": "pieces",
-    "horizons_tried": "horizons tried",
-    "longest_horizon_learned": "longest learned",
-    "next_horizon": "next",
-    "next_outcome": "next outcome",
-    "limit_censored": "censored",
-}
-
-
-def _cell(value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A Markdown table of ``frame``, every value formatted by :func:`_cell`."""
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
-
-
 def _card_value(value: object) -> str:
     if isinstance(value, (dict, list)):
         return "`" + json.dumps(value) + "`"
-    return _cell(value)
+    return cell_text(value)
 
 
 def write_env_pages() -> list[str]:
@@ -103,47 +58,6 @@ def write_env_pages() -> list[str]:
         (OUT / "envs" / f"{env_id}.md").write_text("\n".join(page), encoding="utf-8")
         ids.append(env_id)
     return ids
-
-
-def write_result_pages() -> list[str]:
-    (OUT / "results").mkdir(parents=True)
-    written = []
-    for suite in SUITES:
-        cells_path = ROOT / "leaderboards" / f"{suite}.csv"
-        if not cells_path.is_file():
-            continue
-        cells = pd.read_csv(cells_path)
-        cells["interval"] = [
-            f"[{_cell(lo)}, {_cell(hi)}]"
-            for lo, hi in zip(cells["return_ci_low"], cells["return_ci_high"], strict=True)
-        ]
-        table = cells[list(CELL_COLUMNS)].rename(columns=CELL_COLUMNS)
-        commits = sorted({str(c)[:7] for c in cells["git_commit"].dropna()})
-        page = [
-            f"# The {suite} suite",
-            "",
-            f"Generated from `leaderboards/{suite}.csv` when the docs were built.",
-            f"Download the [cells](../../../leaderboards/{suite}.csv) and the [runs](../../../leaderboards/{suite}_runs.csv).",
-            "The column schema is in `leaderboards/README.md`.",
-            "",
-            f"Cells: {len(cells)}. Machines: {', '.join(sorted(set(cells['machine'].astype(str))))}.",
-            "",
-        ]
-        if commits:
-            page += [f"Provenance: commits {', '.join(commits)}.", ""]
-        horizon_path = ROOT / "leaderboards" / f"{suite}_horizon.csv"
-        if horizon_path.is_file():
-            horizons = pd.read_csv(horizon_path)
-            page += [
-                "## Longest horizon learned",
-                "",
-                markdown_table(horizons[list(HORIZON_COLUMNS)].rename(columns=HORIZON_COLUMNS)),
-                "",
-            ]
-        page += ["## Cells", "", markdown_table(table), ""]
-        (OUT / "results" / f"{suite}.md").write_text("\n".join(page), encoding="utf-8")
-        written.append(suite)
-    return written
 
 
 def _help(main, prog: str) -> str:
@@ -184,7 +98,6 @@ def generate() -> None:
         shutil.rmtree(OUT)
     OUT.mkdir()
     write_env_pages()
-    write_result_pages()
     write_cli_page()
 
 

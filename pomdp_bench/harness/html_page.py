@@ -55,8 +55,11 @@ class SuitePage:
         runs: the runs behind those cells (the runs table's columns, with ``episode_returns``).
         curves: ``run_key, timesteps, mean_return``: the runs' learning curves.
         provenance: how the suite was made, one Markdown line each (the README's).
-        figures: file names of its figures beside the page (heatmaps, horizon).
+        figures: paths of its figures relative to the page (heatmaps, horizon).
         files: file names of its CSVs beside the page.
+        horizon: its longest-horizon table
+            (:func:`~pomdp_bench.harness.leaderboard.horizon_frame`); the page opens on
+            it where it spans several horizons.
     """
 
     name: str
@@ -66,6 +69,13 @@ class SuitePage:
     provenance: list[str]
     figures: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    horizon: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def spans_horizons(self) -> bool:
+        """Whether some kind of it was tried at several horizons."""
+        return not self.horizon.empty and bool(
+            self.horizon["horizons_tried"].astype(str).str.contains(";").any()
+        )
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,7 @@ _PAGE_COLUMNS = {
 _LOW, _HIGH = -0.25, 1.25
 
 
-def _value(v: Any) -> float | None:
+def _number_or_none(v: Any) -> float | None:
     """A number for the page, or None for a missing one (NaN, NA, None)."""
     if v is None or v is pd.NA:
         return None
@@ -119,17 +129,17 @@ def _value(v: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _short(v: float | None) -> float | None:
+def _six_digits(v: float | None) -> float | None:
     """``v`` to 6 significant digits: what the page needs, in fewer bytes."""
     return None if v is None else float(f"{v:.6g}")
 
 
-def _flag(v: Any) -> bool | None:
+def _verdict_or_none(v: Any) -> bool | None:
     """A verdict: True, False, or None where it is empty (too few seeds)."""
     return None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else bool(v)
 
 
-def _fmt(v: float | None) -> str:
+def _format_return(v: float | None) -> str:
     """A return or score for reading: 3 significant places, fewer for large numbers."""
     if v is None:
         return "—"
@@ -140,7 +150,8 @@ def _fmt(v: float | None) -> str:
     return f"{v:.3f}"
 
 
-def _fmt_int(v: float | None) -> str:
+def _format_count(v: float | None) -> str:
+    """A count of steps for reading, with thousands separators."""
     return "—" if v is None else f"{round(v):,}"
 
 
@@ -150,11 +161,13 @@ def _kwargs_text(env_kwargs: str) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(kwargs.items()))
 
 
-def _bptt(v: Any) -> int | None:
+def _bptt_or_none(v: Any) -> int | None:
+    """A cell's BPTT length, or None for kinds not trained through time."""
     return None if v is None or pd.isna(v) else int(v)
 
 
-def _slug(text: str) -> str:
+def _html_id(text: str) -> str:
+    """``text`` as an HTML id fragment: runs of other characters become one hyphen."""
     return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "suite"
 
 
@@ -178,7 +191,7 @@ def _inline_markdown(text: str) -> str:
 
 
 def _cell_key(env_id: Any, env_kwargs: Any, agent: Any, memory: Any, bptt: Any) -> tuple[Any, ...]:
-    return (str(env_id), str(env_kwargs), str(agent), str(memory), _bptt(bptt))
+    return (str(env_id), str(env_kwargs), str(agent), str(memory), _bptt_or_none(bptt))
 
 
 # --- the data behind a cell's details ---------------------------------------------------------
@@ -191,7 +204,7 @@ def _seed_curves(runs: pd.DataFrame, curves: dict[str, np.ndarray]) -> list[np.n
     ]
 
 
-def _band(seed_curves: list[np.ndarray]) -> dict[str, list[float | None]]:
+def _seed_band(seed_curves: list[np.ndarray]) -> dict[str, list[float | None]]:
     """The mean curve over seeds and its 95% band, on at most :data:`MAX_CURVE_POINTS`
     of the seeds' evaluation steps; each seed counts only within the steps it trained."""
     if not seed_curves:
@@ -205,9 +218,9 @@ def _band(seed_curves: list[np.ndarray]) -> dict[str, list[float | None]]:
     mean, low, high = curve_band(values)
     return {
         "t": [int(t) for t in grid],
-        "mean": [_short(_value(v)) for v in mean],
-        "low": [_short(_value(v)) for v in low],
-        "high": [_short(_value(v)) for v in high],
+        "mean": [_six_digits(_number_or_none(v)) for v in mean],
+        "low": [_six_digits(_number_or_none(v)) for v in low],
+        "high": [_six_digits(_number_or_none(v)) for v in high],
     }
 
 
@@ -223,41 +236,41 @@ def _detail(cell: pd.Series, runs: pd.DataFrame, curves: dict[str, np.ndarray]) 
             {
                 "seed": int(run.seed),
                 "status": str(run.status),
-                "final_return": _short(_value(run.final_return)),
+                "final_return": _six_digits(_number_or_none(run.final_return)),
                 "episodes": int(run.eval_episodes),
-                "timesteps": _value(run.timesteps),
+                "timesteps": _number_or_none(run.timesteps),
                 "stop_reason": str(run.stop_reason or ""),
-                "steps_to_solve": _value(run.steps_to_solve),
-                "steps_per_second": _short(_value(run.steps_per_second)),
-                "curve": [[int(t), _short(_value(r))] for t, r in curve],
+                "steps_to_solve": _number_or_none(run.steps_to_solve),
+                "steps_per_second": _six_digits(_number_or_none(run.steps_per_second)),
+                "curve": [[int(t), _six_digits(_number_or_none(r))] for t, r in curve],
             }
         )
     kwargs = _kwargs_text(cell["env_kwargs"])
-    bptt = _bptt(cell["bptt_length"])
+    bptt = _bptt_or_none(cell["bptt_length"])
     return {
         "title": f"{cell['env_id']}{' ' + kwargs if kwargs else ''} · {cell['agent']} · {cell['memory']}"
         + ("" if bptt is None else f" · BPTT {bptt}"),
         "horizon": int(cell["horizon"]),
         "pieces": str(cell["pieces"]),
-        "cue_reach": _short(_value(cell["cue_reach"])),
+        "cue_reach": _six_digits(_number_or_none(cell["cue_reach"])),
         "n_seeds": int(cell["n_seeds"]),
         "n_failed": int(cell["n_failed"]),
         "total_timesteps": int(cell["total_timesteps"]),
-        "mean": _short(_value(cell["return_mean"])),
-        "ci": [_short(_value(cell["return_ci_low"])), _short(_value(cell["return_ci_high"]))],
-        "iqm": _short(_value(cell["return_iqm"])),
-        "iqm_ci": [_short(_value(iqm_low)), _short(_value(iqm_high))],
-        "ceiling": _short(_value(cell["ff_ceiling"])),
+        "mean": _six_digits(_number_or_none(cell["return_mean"])),
+        "ci": [_six_digits(_number_or_none(cell["return_ci_low"])), _six_digits(_number_or_none(cell["return_ci_high"]))],
+        "iqm": _six_digits(_number_or_none(cell["return_iqm"])),
+        "iqm_ci": [_six_digits(_number_or_none(iqm_low)), _six_digits(_number_or_none(iqm_high))],
+        "ceiling": _six_digits(_number_or_none(cell["ff_ceiling"])),
         "ceiling_source": str(cell["ff_ceiling_source"]),
-        "optimum": _short(_value(cell["optimal_return"])),
-        "score": _short(_value(cell["normalized_score"])),
-        "learned": _flag(cell["learned"]),
+        "optimum": _six_digits(_number_or_none(cell["optimal_return"])),
+        "score": _six_digits(_number_or_none(cell["normalized_score"])),
+        "learned": _verdict_or_none(cell["learned"]),
         "stop_reasons": "" if pd.isna(cell["stop_reasons"]) else str(cell["stop_reasons"]),
-        "steps_to_solve": _value(cell["steps_to_solve"]),
-        "steps_to_solve_ci": [_value(cell["steps_to_solve_ci_low"]), _value(cell["steps_to_solve_ci_high"])],
-        "steps_per_second": _short(_value(cell["steps_per_second"])),
+        "steps_to_solve": _number_or_none(cell["steps_to_solve"]),
+        "steps_to_solve_ci": [_number_or_none(cell["steps_to_solve_ci_low"]), _number_or_none(cell["steps_to_solve_ci_high"])],
+        "steps_per_second": _six_digits(_number_or_none(cell["steps_per_second"])),
         "seeds": seeds,
-        "band": _band(_seed_curves(runs, curves)),
+        "band": _seed_band(_seed_curves(runs, curves)),
     }
 
 
@@ -266,7 +279,7 @@ def _detail(cell: pd.Series, runs: pd.DataFrame, curves: dict[str, np.ndarray]) 
 
 def _verdict_svg(low: float | None, high: float | None, mean: float | None, cell: pd.Series) -> str:
     """The cell's interval against its ceiling (0) and optimum (1), as a small inline SVG."""
-    ceiling, optimum = _value(cell["ff_ceiling"]), _value(cell["optimal_return"])
+    ceiling, optimum = _number_or_none(cell["ff_ceiling"]), _number_or_none(cell["optimal_return"])
     lo, hi, mid = (_normalised(v, ceiling, optimum) for v in (low, high, mean))
     if lo is None or hi is None:
         return "—"
@@ -274,14 +287,14 @@ def _verdict_svg(low: float | None, high: float | None, mean: float | None, cell
     def x(v: float) -> float:
         return round(6 + (min(max(v, _LOW), _HIGH) - _LOW) / (_HIGH - _LOW) * 108, 1)
 
-    learned = _flag(cell["learned"])
+    learned = _verdict_or_none(cell["learned"])
     kind = "na" if learned is None else "learned" if learned else "no"
     verdict = {
         "na": "no verdict (fewer than 5 seeds)",
         "learned": "learned",
         "no": "not learned",
     }[kind]
-    label = f"95% interval [{_fmt(low)}, {_fmt(high)}], ceiling {_fmt(ceiling)}, optimum {_fmt(optimum)}: {verdict}"
+    label = f"95% interval [{_format_return(low)}, {_format_return(high)}], ceiling {_format_return(ceiling)}, optimum {_format_return(optimum)}: {verdict}"
     left, width = x(lo), x(hi) - x(lo)
     if width < 3:  # a zero-width interval still shows, centred on itself
         left, width = left - (3 - width) / 2, 3.0
@@ -297,65 +310,65 @@ def _verdict_svg(low: float | None, high: float | None, mean: float | None, cell
     )
 
 
-def _td(key: str, sort_value: Any, text: str, css: str = "") -> str:
+def _table_cell(key: str, sort_value: Any, text: str, css: str = "") -> str:
     v = "" if sort_value is None else html.escape(str(sort_value), quote=True)
     cls = f' class="{css}"' if css else ""
     return f'<td data-key="{key}" data-v="{v}"{cls}>{text}</td>'
 
 
-def _yes_no(v: bool | None) -> tuple[int | None, str]:
+def _verdict_text(v: bool | None) -> tuple[int | None, str]:
     if v is None:
         return None, '<span class="na" title="fewer than 5 seeds: no verdict">—</span>'
     return int(v), '<span class="yes">yes</span>' if v else '<span class="no">no</span>'
 
 
-def _row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns: list[_Column]) -> str:
+def _cell_row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns: list[_Column]) -> str:
     """One table row: a cell, its sort values in ``data-v``, its filter values in ``data-*``;
     ``iqm_ci`` is the interval of its IQM (not a CSV column)."""
     kwargs = _kwargs_text(cell["env_kwargs"])
     variant = f"{cell['env_id']} {kwargs}".strip()
-    bptt = _bptt(cell["bptt_length"])
-    low, high = _value(cell["return_ci_low"]), _value(cell["return_ci_high"])
-    mean, iqm = _value(cell["return_mean"]), _value(cell["return_iqm"])
-    ceiling, optimum = _value(cell["ff_ceiling"]), _value(cell["optimal_return"])
-    steps, speed = _value(cell["steps_to_solve"]), _value(cell["steps_per_second"])
-    score = _value(cell["normalized_score"])
-    learned, learned_text = _yes_no(_flag(cell["learned"]))
+    bptt = _bptt_or_none(cell["bptt_length"])
+    low, high = _number_or_none(cell["return_ci_low"]), _number_or_none(cell["return_ci_high"])
+    mean, iqm = _number_or_none(cell["return_mean"]), _number_or_none(cell["return_iqm"])
+    ceiling, optimum = _number_or_none(cell["ff_ceiling"]), _number_or_none(cell["optimal_return"])
+    steps, speed = _number_or_none(cell["steps_to_solve"]), _number_or_none(cell["steps_per_second"])
+    score = _number_or_none(cell["normalized_score"])
+    learned, learned_text = _verdict_text(_verdict_or_none(cell["learned"]))
     steps_title = (
-        f' title="95% interval [{_fmt_int(_value(cell["steps_to_solve_ci_low"]))}, '
-        f'{_fmt_int(_value(cell["steps_to_solve_ci_high"]))}]"'
+        f' title="95% interval [{_format_count(_number_or_none(cell["steps_to_solve_ci_low"]))}, '
+        f'{_format_count(_number_or_none(cell["steps_to_solve_ci_high"]))}]"'
         if steps is not None
         else ""
     )
     cells = {
-        "env": _td(
+        "env": _table_cell(
             "env",
             f"{cell['env_id']}|{int(cell['horizon']):09d}|{kwargs}",
             f"{html.escape(str(cell['env_id']))}"
             + (f'<br><small class="kwargs">{html.escape(kwargs)}</small>' if kwargs else ""),
             "env",
         ),
-        "agent": _td("agent", cell["agent"], html.escape(str(cell["agent"]))),
-        "memory": _td("memory", cell["memory"], html.escape(str(cell["memory"]))),
-        "bptt_length": _td("bptt_length", bptt, "—" if bptt is None else str(bptt), "num"),
-        "n_seeds": _td("n_seeds", int(cell["n_seeds"]), str(int(cell["n_seeds"])), "num"),
-        "return_mean": _td("return_mean", _short(mean), _fmt(mean), "num"),
-        "return_ci_low": _td(
-            "return_ci_low", _short(low), f"[{_fmt(low)}, {_fmt(high)}]" if low is not None else "—", "num"
+        "agent": _table_cell("agent", cell["agent"], html.escape(str(cell["agent"]))),
+        "memory": _table_cell("memory", cell["memory"], html.escape(str(cell["memory"]))),
+        "bptt_length": _table_cell("bptt_length", bptt, "—" if bptt is None else str(bptt), "num"),
+        "n_seeds": _table_cell("n_seeds", int(cell["n_seeds"]), str(int(cell["n_seeds"])), "num"),
+        "return_mean": _table_cell("return_mean", _six_digits(mean), _format_return(mean), "num"),
+        "return_ci_low": _table_cell(
+            "return_ci_low", _six_digits(low), f"[{_format_return(low)}, {_format_return(high)}]" if low is not None else "—", "num"
         ),
-        "return_iqm": _td(
+        "return_iqm": _table_cell(
             "return_iqm",
-            _short(iqm),
-            _fmt(iqm) + f' <small class="ci">[{_fmt(iqm_ci[0])}, {_fmt(iqm_ci[1])}]</small>',
+            _six_digits(iqm),
+            _format_return(iqm) + f' <small class="ci">[{_format_return(iqm_ci[0])}, {_format_return(iqm_ci[1])}]</small>',
             "num",
         ),
-        "verdict": _td(
-            "verdict", _short(_normalised(low, ceiling, optimum)), _verdict_svg(low, high, mean, cell)
+        "verdict": _table_cell(
+            "verdict", _six_digits(_normalised(low, ceiling, optimum)), _verdict_svg(low, high, mean, cell)
         ),
-        "normalized_score": _td("normalized_score", _short(score), _fmt(score), "num"),
-        "learned": _td("learned", learned, learned_text),
-        "steps_to_solve": _td("steps_to_solve", steps, f"<span{steps_title}>{_fmt_int(steps)}</span>", "num"),
-        "steps_per_second": _td("steps_per_second", _short(speed), _fmt_int(speed), "num"),
+        "normalized_score": _table_cell("normalized_score", _six_digits(score), _format_return(score), "num"),
+        "learned": _table_cell("learned", learned, learned_text),
+        "steps_to_solve": _table_cell("steps_to_solve", steps, f"<span{steps_title}>{_format_count(steps)}</span>", "num"),
+        "steps_per_second": _table_cell("steps_per_second", _six_digits(speed), _format_count(speed), "num"),
     }
     attributes = " ".join(
         f'data-{name}="{html.escape(str(value), quote=True)}"'
@@ -435,7 +448,7 @@ def _definitions(columns: list[_Column]) -> str:
 def _figure(name: str) -> str:
     """A figure beside the page, by its relative path; the horizon figure spans the row."""
     src = html.escape(name, quote=True)
-    alt = html.escape(name.rsplit(".", 1)[0].replace("_", " "), quote=True)
+    alt = html.escape(name.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("_", " "), quote=True)
     wide = "wide" if name.endswith(("_horizon.svg", "_solve_cost.svg")) else "narrow"
     return (
         f'<figure class="{wide}"><a href="{src}"><img src="{src}" alt="{alt}" loading="lazy"></a>'
@@ -445,8 +458,8 @@ def _figure(name: str) -> str:
 
 def _suite_section(page: SuitePage, details: dict[str, Any]) -> str:
     """One suite: provenance, figures, filters, the table and its column definitions."""
-    slug = _slug(page.name)
-    cells = page.cells.reset_index(drop=True)
+    slug = _html_id(page.name)
+    cells = _cell_order(page.cells).reset_index(drop=True)
     solving = cells["steps_to_solve"].notna().any() if len(cells) else False
     columns = [c for c in _COLUMNS if c.key != "steps_to_solve" or solving]
     grouped = (
@@ -463,7 +476,7 @@ def _suite_section(page: SuitePage, details: dict[str, Any]) -> str:
         cell_id = f"{slug}-{i}"
         runs = grouped.get(_cell_key(*(cell[k] for k in CELL_KEYS)), page.runs.iloc[0:0])
         details[cell_id] = _detail(cell, runs.sort_values("seed"), curves)
-        rows.append(_row(cell_id, cell, details[cell_id]["iqm_ci"], columns))
+        rows.append(_cell_row(cell_id, cell, details[cell_id]["iqm_ci"], columns))
     provenance = "".join(f"<li>{_inline_markdown(line)}</li>" for line in page.provenance)
     files = ", ".join(f'<a href="{html.escape(f, quote=True)}">{html.escape(f)}</a>' for f in page.files)
     figures = "".join(_figure(f) for f in page.figures)
@@ -477,15 +490,85 @@ def _suite_section(page: SuitePage, details: dict[str, Any]) -> str:
     return (
         f'<section class="suite" id="suite-{slug}" aria-labelledby="h-{slug}">'
         f'<h2 id="h-{slug}">Suite <code>{html.escape(page.name)}</code></h2>'
-        f'<h3>How it was made</h3><ul class="provenance">{provenance}</ul>'
-        + (f'<p class="files">Tables: {files}</p>' if files else "")
         + "<h3>Cells</h3>"
         + _filters(cells)
         + table
+        + f'<h3>How it was made</h3><ul class="provenance">{provenance}</ul>'
+        + (f'<p class="files">Tables: {files}</p>' if files else "")
         + _definitions(columns)
         + (f'<h3>Figures</h3><div class="figures">{figures}</div>' if figures else "")
         + "</section>"
     )
+
+
+def _cell_order(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells in reading order: env, then horizon as a number (corridor 10 before 100),
+    then agent, memory and BPTT length."""
+    if cells.empty:
+        return cells
+    return cells.sort_values(
+        ["env_id", "horizon", "env_kwargs", "agent", "memory", "bptt_length"],
+        kind="stable",
+        na_position="first",
+    )
+
+
+def _answer_section(page: SuitePage) -> str:
+    """The answer the page opens on: per memory kind (rows) and env (columns), the
+    longest horizon learned with pieces that cover the episode, with the figure and the
+    suite's provenance below."""
+    horizon = page.horizon
+    if "long" in set(horizon["pieces"]):
+        horizon = horizon[horizon["pieces"] == "long"]
+    envs = sorted(set(horizon["env_id"]))
+    kinds = list(dict.fromkeys(horizon.sort_values("memory", kind="stable")["memory"]))
+    header = (
+        '<th scope="col" tabindex="0" aria-sort="none" data-key="memory" data-type="str">memory</th>'
+        + "".join(
+            f'<th scope="col" tabindex="0" aria-sort="none" data-key="h-{_html_id(env)}" data-type="num" '
+            f'title="longest horizon learned, every shorter one learned too">{html.escape(env)}</th>'
+            for env in envs
+        )
+    )
+    rows = []
+    for kind in kinds:
+        tds = [_table_cell("memory", kind, f"<code>{html.escape(kind)}</code>")]
+        for env in envs:
+            row = horizon[(horizon["memory"] == kind) & (horizon["env_id"] == env)]
+            if row.empty:
+                tds.append(_table_cell(f"h-{_html_id(env)}", None, '<span class="na">not tried</span>', "num"))
+                continue
+            limit = int(row["longest_horizon_learned"].max())
+            censored = bool(row["limit_censored"].astype(str).eq("True").any())
+            text = ("&ge; " if censored and limit > 0 else "") + str(limit)
+            tds.append(_table_cell(f"h-{_html_id(env)}", limit, text, "num"))
+        rows.append(f'<tr data-memory="{html.escape(kind, quote=True)}">{"".join(tds)}</tr>')
+    figure = "".join(_figure(f) for f in page.figures if f.endswith("_horizon.svg"))
+    provenance = "".join(f"<li>{_inline_markdown(line)}</li>" for line in page.provenance)
+    return (
+        '<section class="answer" id="answer" aria-labelledby="h-answer">'
+        '<h2 id="h-answer">The answer: how far each memory kind remembers</h2>'
+        "<p>The longest horizon each kind learned, with every shorter horizon learned too, "
+        "trained on pieces that cover an episode. 0: not even the shortest. &ge;: the next horizon was cut "
+        f"short by a plateau or cap, so the limit may be higher. Its cells are in suite "
+        f'<a href="#suite-{_html_id(page.name)}"><code>{html.escape(page.name)}</code></a> below.</p>'
+        '<div class="table-wrap" tabindex="0" role="region" aria-label="longest horizon learned">'
+        f'<table class="lb" id="table-answer"><caption>longest horizon learned, from {html.escape(page.name)}'
+        f"</caption><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        + (f'<div class="figures">{figure}</div>' if figure else "")
+        + f'<h3>How it was made</h3><ul class="provenance">{provenance}</ul>'
+        + "</section>"
+    )
+
+
+def page_order(suites: list[SuitePage], answer: str = "horizon", main: str = "memory") -> list[SuitePage]:
+    """The suites in the page's order: the suite the answer comes from, then ``main``,
+    then the rest by name. The answer comes from ``answer`` where it spans several
+    horizons, else from the first suite that does."""
+    spanning = [p for p in suites if p.spans_horizons()]
+    first = next((p for p in spanning if p.name == answer), spanning[0] if spanning else None)
+    rank = {id(first): 0} if first is not None else {}
+    return sorted(suites, key=lambda p: (rank.get(id(p), 1), p.name != main, p.name))
 
 
 def _legend() -> str:
@@ -511,9 +594,11 @@ def _json_script(data: Any) -> str:
 def render_page(suites: list[SuitePage]) -> str:
     """The page for ``suites``, as text (the same tables give the same text)."""
     details: dict[str, Any] = {}
-    sections = [_suite_section(page, details) for page in suites]
-    nav = "".join(
-        f'<li><a href="#suite-{_slug(p.name)}"><code>{html.escape(p.name)}</code></a> ({len(p.cells)} cells)</li>'
+    suites = page_order(suites)
+    answer = _answer_section(suites[0]) if suites and suites[0].spans_horizons() else ""
+    sections = [answer] + [_suite_section(page, details) for page in suites]
+    nav = ('<li><a href="#answer">the answer</a></li>' if answer else "") + "".join(
+        f'<li><a href="#suite-{_html_id(p.name)}"><code>{html.escape(p.name)}</code></a> ({len(p.cells)} cells)</li>'
         for p in suites
     )
     css = (_ASSETS / "html_page.css").read_text()

@@ -4,7 +4,8 @@
 
 For each suite in the store it writes ``<suite>.csv`` (one row per cell),
 ``<suite>_runs.csv`` (one row per run), ``<suite>_horizon.csv`` where the suite
-has several horizons, ``<suite>_improvement.csv`` (kind against kind), the figures, ``README.md`` with the column schema and
+has several horizons, ``<suite>_improvement.csv`` (kind against kind), the figures
+(SVG, in ``<suite>/``), ``README.md`` with the column schema and
 the provenance of every suite (command, commit, machine, date, wall time), and
 ``index.html``, a static page to browse them (:mod:`pomdp_bench.harness.html_page`).
 """
@@ -23,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
-from pomdp_bench.harness import html_page, leaderboard, plots, references
+from pomdp_bench.harness import html_page, leaderboard, plots, references, results_pages
 from pomdp_bench.harness.store import ResultStore
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
@@ -158,8 +159,13 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     if len(tables.improvement):
         paths.append(out / f"{suite}_improvement.csv")
         tables.improvement.to_csv(paths[-1], index=False)
-    paths += plots.all_figures(tables.finished, tables.curves, cells, horizon, suite, out)
+    paths += plots.all_figures(tables.finished, tables.curves, cells, horizon, suite, figure_dir(out, suite))
     return paths
+
+
+def figure_dir(out: Path, suite: str) -> Path:
+    """Where ``suite``'s figures go: a folder of its own beside its CSVs."""
+    return out / suite
 
 
 def _bptt_text(value: object) -> str:
@@ -310,10 +316,15 @@ def write_readme(
 
 
 def write_reports(
-    results: str | Path, out: str | Path, suites: list[str] | None = None, published: bool = False
+    results: str | Path,
+    out: str | Path,
+    suites: list[str] | None = None,
+    published: bool = False,
+    docs: str | Path | None = None,
 ) -> list[Path]:
     """Regenerate everything for ``suites`` (default: every suite in the store) into
-    ``out``; ``published`` adds the project's notes (scripts/publish_leaderboards.sh).
+    ``out``; ``published`` adds the project's notes (scripts/publish_leaderboards.sh);
+    ``docs``: a folder for each suite's results page too (:mod:`results_pages`).
 
     Raises:
         ValueError: a suite the store does not hold (the message lists those it does).
@@ -338,7 +349,36 @@ def write_reports(
         paths.append(write_readme(store, all_suites, out, published, tables))
         pages = [suite_page(store, s, tables[s], out) for s in all_suites]
         paths.append(html_page.write_page(pages, out))
+        if docs is not None:
+            paths += write_docs_pages(pages, tables, out, Path(docs), names)
     return paths
+
+
+def write_docs_pages(
+    pages: list[html_page.SuitePage], tables: dict[str, SuiteTables], out: Path, docs: Path, suites: list[str]
+) -> list[Path]:
+    """Write ``<suite>.md`` into ``docs`` for each of ``suites``, linking to the CSVs and
+    figures in ``out``; returns the paths."""
+    docs.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for page in pages:
+        if page.name in suites:
+            paths.append(docs / f"{page.name}.md")
+            paths[-1].write_text(docs_markdown(page, tables[page.name], out, docs), encoding="utf-8")
+    return paths
+
+
+def docs_markdown(page: html_page.SuitePage, tables: SuiteTables, out: Path, docs: Path) -> str:
+    """The results page of one suite (:func:`results_pages.suite_markdown`), as it is
+    written into ``docs`` with the leaderboards folder ``out``."""
+    return results_pages.suite_markdown(
+        page.name,
+        tables.cells,
+        tables.horizon,
+        page.figures,
+        page.provenance,
+        results_pages.relative(out, docs),
+    )
 
 
 def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
@@ -356,12 +396,17 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         runs=tables.finished,
         curves=tables.curves,
         provenance=provenance_lines(store, suite, tables.runs),
-        figures=[f"{name}.svg" for name in names if (out / f"{name}.svg").is_file()],
+        figures=[
+            f"{suite}/{name}{plots.FIGURE_SUFFIX}"
+            for name in names
+            if (figure_dir(out, suite) / f"{name}{plots.FIGURE_SUFFIX}").is_file()
+        ],
         files=[
             f
             for f in (f"{suite}.csv", f"{suite}_runs.csv", f"{suite}_horizon.csv", f"{suite}_improvement.csv")
             if (out / f).is_file()
         ],
+        horizon=tables.horizon,
     )
 
 
@@ -389,6 +434,12 @@ def main(argv: list[str] | None = None) -> None:
         help="add the notes of the project's published folder (scripts/publish_leaderboards.sh)",
     )
     parser.add_argument(
+        "--docs",
+        metavar="DIR",
+        help="also write each suite's results page (Markdown) into DIR, for the docs site "
+        "(the project's: docs/results)",
+    )
+    parser.add_argument(
         "--open",
         action="store_true",
         help="open the leaderboard page (index.html) in the default web browser after writing it",
@@ -398,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")
     target = Path(args.leaderboards) if args.leaderboards else Path(args.results) / "leaderboards"
     try:
-        paths = write_reports(args.results, target, args.suite, args.published)
+        paths = write_reports(args.results, target, args.suite, args.published, args.docs)
     except ValueError as err:
         parser.error(str(err))
     for path in paths:

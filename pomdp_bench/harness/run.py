@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results",
         "--out",
-        dest="out",
+        dest="results",
         default="results",
         metavar="DIR",
         help="folder of the results store (default: results/; --out is the old name)",
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     if not specs:
         parser.error("the filters leave no run in the suite")
-    out = Path(args.out)
+    out = Path(args.results)
     if args.dry_run:  # writes nothing, not even an empty store
         return _dry_run(specs, out, args)
     try:
