@@ -244,3 +244,26 @@ def test_the_solving_streak_confirms_on_more_episodes_and_times_the_first_crossi
     assert all(no_line.update(1_000 + i, 0.0, 1.0) is None for i in range(5))
     with pytest.raises(ValueError, match=r"stop\.solve_bar"):
         StopRule(solve_bar=0.4)
+
+
+def test_the_provenance_counts_solved_runs_that_end_above_the_line() -> None:
+    """Three solved runs of a T-Maze cell (line 0.75), one ending at 0.7; a plateaued
+    run and a cell without a line are not counted."""
+    from pomdp_bench.harness.report import solved_line
+
+    keys = {"env_id": "TMaze-v1", "env_kwargs": "{}", "agent": "ppo", "memory": "gru", "bptt_length": 11}
+    runs = pd.DataFrame(
+        [
+            {**keys, "status": "ok", "stop_reason": r, "final_return": f}
+            for r, f in [("solved", 1.0), ("solved", 0.9), ("solved", 0.7), ("plateaued", 0.5)]
+        ]
+        + [{**keys, "memory": "lstm", "status": "ok", "stop_reason": "solved", "final_return": 1.0}]
+    )
+    cells = pd.DataFrame(
+        [
+            {**keys, "ff_ceiling": 0.5, "optimal_return": 1.0},
+            {**keys, "memory": "lstm", "ff_ceiling": math.nan, "optimal_return": 1.0},
+        ]
+    )
+    assert solved_line(runs, cells) == "solved runs above the line at their final evaluation: 2 of 3 (66.7%)"
+    assert solved_line(runs.iloc[3:4], cells) == ""

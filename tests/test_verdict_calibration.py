@@ -174,3 +174,25 @@ def test_cells_and_the_provenance_say_which_cpu_ran_them() -> None:
     assert line.startswith("cpu: mixed") and "AMD EPYC: 1 cells" in line
     assert "AMD EPYC and Intel Xeon: 1 cells (TMaze-v1 {} ppo gru bptt 8)" in line
     assert cpu_line(runs[runs["memory"] == "lstm"]) == "cpu: AMD EPYC (every cell)"
+
+
+def test_a_cell_of_solved_runs_that_is_not_learned_says_why() -> None:
+    """Every run stopped solved: one ending below the line, or seeds spread so wide that
+    the interval reaches the line, each gets its note; a learned cell gets none."""
+    from pomdp_bench.harness.leaderboard import _solved_not_learned
+
+    base = {"stop_reasons": "solved 5", "n_seeds": 5, "learned": False, "return_ci_low": 0.7}
+    one_below = pd.Series({**base, "seeds_above_line": 4})
+    assert _solved_not_learned(one_below, 0.75) == (
+        "every run stopped solved, but 1 of 5 ended at or below the line at their final evaluation"
+    )
+    spread = pd.Series({**base, "seeds_above_line": 5})
+    assert "the t interval's lower end (0.7) is not above it (0.75)" in _solved_not_learned(spread, 0.75)
+    assert _solved_not_learned(pd.Series({**base, "seeds_above_line": 5, "learned": True}), 0.75) == ""
+    assert (
+        _solved_not_learned(
+            pd.Series({**base, "stop_reasons": "solved 4;cap 1", "seeds_above_line": 4}), 0.75
+        )
+        == ""
+    )
+    assert _solved_not_learned(pd.Series({**base, "learned": pd.NA, "seeds_above_line": 4}), 0.75) == ""

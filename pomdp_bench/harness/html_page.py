@@ -257,7 +257,10 @@ def _detail(cell: pd.Series, runs: pd.DataFrame, curves: dict[str, np.ndarray]) 
         "n_failed": int(cell["n_failed"]),
         "total_timesteps": int(cell["total_timesteps"]),
         "mean": _six_digits(_number_or_none(cell["return_mean"])),
-        "ci": [_six_digits(_number_or_none(cell["return_ci_low"])), _six_digits(_number_or_none(cell["return_ci_high"]))],
+        "ci": [
+            _six_digits(_number_or_none(cell["return_ci_low"])),
+            _six_digits(_number_or_none(cell["return_ci_high"])),
+        ],
         "iqm": _six_digits(_number_or_none(cell["return_iqm"])),
         "iqm_ci": [_six_digits(_number_or_none(iqm_low)), _six_digits(_number_or_none(iqm_high))],
         "ceiling": _six_digits(_number_or_none(cell["ff_ceiling"])),
@@ -267,7 +270,10 @@ def _detail(cell: pd.Series, runs: pd.DataFrame, curves: dict[str, np.ndarray]) 
         "learned": _verdict_or_none(cell["learned"]),
         "stop_reasons": "" if pd.isna(cell["stop_reasons"]) else str(cell["stop_reasons"]),
         "steps_to_solve": _number_or_none(cell["steps_to_solve"]),
-        "steps_to_solve_ci": [_number_or_none(cell["steps_to_solve_ci_low"]), _number_or_none(cell["steps_to_solve_ci_high"])],
+        "steps_to_solve_ci": [
+            _number_or_none(cell["steps_to_solve_ci_low"]),
+            _number_or_none(cell["steps_to_solve_ci_high"]),
+        ],
         "steps_per_second": _six_digits(_number_or_none(cell["steps_per_second"])),
         "seeds": seeds,
         "band": _seed_band(_seed_curves(runs, curves)),
@@ -354,12 +360,16 @@ def _cell_row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns
         "n_seeds": _table_cell("n_seeds", int(cell["n_seeds"]), str(int(cell["n_seeds"])), "num"),
         "return_mean": _table_cell("return_mean", _six_digits(mean), _format_return(mean), "num"),
         "return_ci_low": _table_cell(
-            "return_ci_low", _six_digits(low), f"[{_format_return(low)}, {_format_return(high)}]" if low is not None else "—", "num"
+            "return_ci_low",
+            _six_digits(low),
+            f"[{_format_return(low)}, {_format_return(high)}]" if low is not None else "—",
+            "num",
         ),
         "return_iqm": _table_cell(
             "return_iqm",
             _six_digits(iqm),
-            _format_return(iqm) + f' <small class="ci">[{_format_return(iqm_ci[0])}, {_format_return(iqm_ci[1])}]</small>',
+            _format_return(iqm)
+            + f' <small class="ci">[{_format_return(iqm_ci[0])}, {_format_return(iqm_ci[1])}]</small>',
             "num",
         ),
         "verdict": _table_cell(
@@ -367,7 +377,9 @@ def _cell_row(cell_id: str, cell: pd.Series, iqm_ci: list[float | None], columns
         ),
         "normalized_score": _table_cell("normalized_score", _six_digits(score), _format_return(score), "num"),
         "learned": _table_cell("learned", learned, learned_text),
-        "steps_to_solve": _table_cell("steps_to_solve", steps, f"<span{steps_title}>{_format_count(steps)}</span>", "num"),
+        "steps_to_solve": _table_cell(
+            "steps_to_solve", steps, f"<span{steps_title}>{_format_count(steps)}</span>", "num"
+        ),
         "steps_per_second": _table_cell("steps_per_second", _six_digits(speed), _format_count(speed), "num"),
     }
     attributes = " ".join(
@@ -536,7 +548,9 @@ def _answer_section(page: SuitePage) -> str:
         for env in envs:
             row = horizon[(horizon["memory"] == kind) & (horizon["env_id"] == env)]
             if row.empty:
-                tds.append(_table_cell(f"h-{_html_id(env)}", None, '<span class="na">not tried</span>', "num"))
+                tds.append(
+                    _table_cell(f"h-{_html_id(env)}", None, '<span class="na">not tried</span>', "num")
+                )
                 continue
             limit = int(row["longest_horizon_learned"].max())
             censored = bool(row["limit_censored"].astype(str).eq("True").any())

@@ -154,7 +154,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "verdict_note": (
         "str",
-        "why normalized_score or learned is empty or qualified (unknown optimum, a lower-bound or unknown ceiling); empty for carded envs",
+        "why normalized_score or learned is empty or qualified (unknown optimum, a lower-bound or unknown ceiling), and why a cell whose every run stopped solved is not learned; empty otherwise",
     ),
     "stop_reasons": (
         "str",
@@ -574,6 +574,29 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
         index=cells.index,
     )
     cells["learned"] = _verdict(passed, judged)
+    cells["verdict_note"] = [
+        "; ".join(part for part in (note, _solved_not_learned(cell, line)) if part)
+        for note, (_, cell), line in zip(cells["verdict_note"], cells.iterrows(), midpoint, strict=True)
+    ]
+
+
+def _solved_not_learned(cell: pd.Series, line: float) -> str:
+    """Why a cell whose every run stopped solved is not learned (issue 47); empty for
+    any other cell."""
+    solved = stop_counts(cell["stop_reasons"]).get("solved", 0)
+    learned, above = cell["learned"], cell["seeds_above_line"]
+    if pd.isna(learned) or bool(learned) or pd.isna(above) or solved == 0 or solved < cell["n_seeds"]:
+        return ""
+    below = int(cell["n_seeds"]) - int(above)
+    if below:
+        return (
+            f"every run stopped solved, but {below} of {int(cell['n_seeds'])} ended at or below the line "
+            "at their final evaluation"
+        )
+    return (
+        f"every run stopped solved and ended above the line, but the t interval's lower end "
+        f"({cell['return_ci_low']:.3g}) is not above it ({line:.3g}): the seeds' spread"
+    )
 
 
 def _verdict(passed: pd.Series, enough: pd.Series) -> pd.Series:

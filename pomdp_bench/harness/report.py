@@ -260,11 +260,32 @@ def cpu_line(runs: pd.DataFrame) -> str:
     return "cpu: mixed (the tables' cpu column says which cell ran where): " + "; ".join(parts)
 
 
-def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None = None) -> list[str]:
-    """How ``suite`` was made, one Markdown line per fact: its coverage, then each sweep's
-    command, start, wall time, runs, commit and machine (the README's and the page's).
+def solved_line(runs: pd.DataFrame, cells: pd.DataFrame) -> str:
+    """``solved runs above the line: a of b (p%)``: of the runs that stopped solved, how
+    many end above their cell's ``learned`` line at their final evaluation (issue 47's
+    target: at least 99%). Empty where no run stopped solved on a cell with a line."""
+    if runs.empty or cells.empty:
+        return ""
+    lines = cells.assign(line=(cells["ff_ceiling"] + cells["optimal_return"]) / 2)[
+        [*leaderboard.CELL_KEYS, "line"]
+    ]
+    solved = runs[(runs["status"] == "ok") & (runs["stop_reason"] == "solved")]
+    merged = solved.merge(lines, on=leaderboard.CELL_KEYS, how="inner").dropna(subset=["line"])
+    if merged.empty:
+        return ""
+    above = int((merged["final_return"] > merged["line"]).sum())
+    return f"solved runs above the line at their final evaluation: {above} of {len(merged)} ({100 * above / len(merged):.1f}%)"
 
-    ``runs``: the suite's stored runs when already read (:attr:`SuiteTables.runs`).
+
+def provenance_lines(
+    store: ResultStore, suite: str, runs: pd.DataFrame | None = None, cells: pd.DataFrame | None = None
+) -> list[str]:
+    """How ``suite`` was made, one Markdown line per fact: its coverage, CPU,
+    convergence and solved runs, then each sweep's command, start, wall time, runs,
+    commit and machine (the README's and the page's).
+
+    ``runs``: the suite's stored runs when already read (:attr:`SuiteTables.runs`);
+    ``cells``: its cells (:attr:`SuiteTables.cells`), for the solved-runs line.
     """
     if runs is None:
         runs = leaderboard.runs_frame(store.rows(suite), suite)
@@ -277,6 +298,9 @@ def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None =
     converged = convergence_line(published)
     if converged:
         lines.append(converged)
+    solved = solved_line(published, cells) if cells is not None else ""
+    if solved:
+        lines.append(solved)
     for sweep in store.sweeps(suite):
         wall = f"{sweep['wall_seconds'] / 60:.1f} min" if sweep["wall_seconds"] else "unfinished"
         lines.append(
@@ -289,8 +313,10 @@ def provenance_lines(store: ResultStore, suite: str, runs: pd.DataFrame | None =
     return lines
 
 
-def _provenance(store: ResultStore, suite: str, runs: pd.DataFrame | None = None) -> str:
-    return "\n".join([f"### `{suite}`", "", *(f"- {line}" for line in provenance_lines(store, suite, runs))])
+def _provenance(store: ResultStore, suite: str, tables: SuiteTables | None = None) -> str:
+    runs, cells = (tables.runs, tables.cells) if tables is not None else (None, None)
+    lines = provenance_lines(store, suite, runs, cells)
+    return "\n".join([f"### `{suite}`", "", *(f"- {line}" for line in lines)])
 
 
 def write_readme(
@@ -306,7 +332,7 @@ def write_readme(
     """
     tables = tables or {}
     parts = [_README_HEAD + (_PUBLISHED_NOTES if published else ""), "## How each suite was made", ""]
-    parts += [_provenance(store, s, tables[s].runs if s in tables else None) + "\n" for s in suites]
+    parts += [_provenance(store, s, tables.get(s)) + "\n" for s in suites]
     for name, table in references.comparisons(out).items():
         parts += [f"## Against {name} (`reference_{name}.csv`)", "", references.markdown(table), ""]
     parts += ["## Column schema", "", leaderboard.schema_markdown(), ""]
@@ -395,7 +421,7 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         cells=tables.cells,
         runs=tables.finished,
         curves=tables.curves,
-        provenance=provenance_lines(store, suite, tables.runs),
+        provenance=provenance_lines(store, suite, tables.runs, tables.cells),
         figures=[
             f"{suite}/{name}{plots.FIGURE_SUFFIX}"
             for name in names
