@@ -196,3 +196,40 @@ def test_a_cell_of_solved_runs_that_is_not_learned_says_why() -> None:
         == ""
     )
     assert _solved_not_learned(pd.Series({**base, "learned": pd.NA, "seeds_above_line": 4}), 0.75) == ""
+
+
+def test_the_improvement_figure_reads_both_ways_and_stars_clear_pairs(tmp_path) -> None:
+    """Three cells of one env: each pair's estimate and its complement fill the matrix,
+    the kinds in the package's order; a pair whose interval excludes 0.5 is starred."""
+    from pomdp_bench.harness import plots
+
+    pairs = pd.DataFrame(
+        {
+            "env_id": ["TMaze-v1"] * 3,
+            "env_kwargs": ["{}"] * 3,
+            "agent": ["ppo"] * 3,
+            "memory_a": ["gru", "gru", "none"],
+            "bptt_length_a": [11.0, 11.0, np.nan],
+            "memory_b": ["lstm", "none", "lstm"],
+            "bptt_length_b": [11.0, np.nan, 11.0],
+            "prob_improvement": [0.6, 0.9, 0.2],
+            "prob_improvement_ci_low": [0.3, 0.7, 0.0],
+            "prob_improvement_ci_high": [0.9, 1.0, 0.45],
+        }
+    )
+    estimate, clear = plots.improvement_matrix(pairs)
+    assert list(estimate.index) == ["none", "gru (11)", "lstm (11)"]
+    assert estimate.loc["gru (11)", "lstm (11)"] == 0.6 and estimate.loc[
+        "lstm (11)", "gru (11)"
+    ] == pytest.approx(0.4)
+    off = ~np.eye(3, dtype=bool)
+    assert (
+        np.allclose((estimate + estimate.T).to_numpy()[off], 1.0) and estimate.isna().to_numpy()[~off].all()
+    )
+    assert (
+        clear.loc["gru (11)", "none"]
+        and clear.loc["lstm (11)", "none"]
+        and not clear.loc["gru (11)", "lstm (11)"]
+    )
+    paths = plots.improvement_plots(pairs, "s", tmp_path)
+    assert [p.name for p in paths] == ["s_improvement_TMaze-v1_ppo.svg"] and paths[0].stat().st_size > 1000

@@ -1,12 +1,14 @@
-"""Leaderboard figures (seaborn), saved as PNG and SVG.
+"""Leaderboard figures (seaborn), saved as SVG (:data:`FIGURE_SUFFIX`).
 
 - ``<suite>_heatmap_<env>_<agent>``: normalised score per memory kind × BPTT
-  length; ``*`` marks learned cells (interval above the ceiling-optimum midpoint).
+  length; ``*`` marks learned cells.
 - ``<suite>_curves_<env>_<agent>``: evaluation return over training per memory
   kind (each kind at its best BPTT length), with 95% bootstrap bands over seeds.
 - ``<suite>_horizon``: the longest horizon learned per memory kind and BPTT policy.
 - ``<suite>_solve_cost``: steps to solve against the horizon per memory kind and
   BPTT policy, with 95% intervals (how the cost of remembering grows).
+- ``<suite>_improvement_<env>_<agent>``: kind against kind, the probability that a
+  run of one cell beats a run of another (rliable's probability of improvement).
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def heatmaps(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         ax.set_xlabel("BPTT length (PPO) / sequence length (SAC)")
         ax.set_ylabel("memory")
         ax.set_title(
-            f"{_variant(env_id, env_kwargs)} · {agent}\n* = learned: 95% interval above the ceiling-optimum midpoint"
+            f"{_variant(env_id, env_kwargs)} · {agent}\n* = learned: mean and most seeds above the ceiling-optimum midpoint"
         )
         paths += _save(fig, out, heatmap_name(suite, env_id, env_kwargs, agent))
     return paths
@@ -248,6 +250,80 @@ def solve_cost_plot(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     return _save(fig, out, solve_cost_name(suite))
 
 
+def improvement_name(suite: str, env_id: str, env_kwargs: str, agent: str) -> str:
+    """The file name, without suffix, of the kind-against-kind figure of one env variant and agent."""
+    return f"{suite}_improvement_{_slug(_variant(env_id, env_kwargs))}_{agent}"
+
+
+def _cell_label(memory: str, bptt: object) -> str:
+    return memory if pd.isna(bptt) else f"{memory} ({int(bptt)})"
+
+
+def improvement_matrix(pairs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(estimate, clear)``: square tables over the cells of one env variant and agent
+    (``pairs``: its rows of ``<suite>_improvement.csv``). ``estimate[a][b]`` is the
+    probability that a run of cell ``a`` beats one of cell ``b``, so
+    ``estimate[a][b] + estimate[b][a] = 1``; ``clear`` marks pairs whose 95% interval
+    excludes 0.5. The diagonal is empty."""
+    a = [_cell_label(m, b) for m, b in zip(pairs["memory_a"], pairs["bptt_length_a"], strict=True)]
+    b = [_cell_label(m, b) for m, b in zip(pairs["memory_b"], pairs["bptt_length_b"], strict=True)]
+    kinds = {label.split(" ")[0] for label in a + b}
+    order = {kind: i for i, kind in enumerate(_kind_order(kinds))}
+    labels = sorted(set(a + b), key=lambda x: (order[x.split(" ")[0]], len(x), x))
+    estimate = pd.DataFrame(np.nan, index=labels, columns=labels)
+    clear = pd.DataFrame(False, index=labels, columns=labels)
+    for row_a, row_b, p, low, high in zip(
+        a,
+        b,
+        pairs["prob_improvement"],
+        pairs["prob_improvement_ci_low"],
+        pairs["prob_improvement_ci_high"],
+        strict=True,
+    ):
+        estimate.loc[row_a, row_b], estimate.loc[row_b, row_a] = p, 1.0 - p
+        clear.loc[row_a, row_b] = clear.loc[row_b, row_a] = bool(low > 0.5 or high < 0.5)
+    return estimate, clear
+
+
+def improvement_plots(improvement: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Kind against kind, one figure per env variant and agent: the probability that a
+    run of the row's cell beats one of the column's, starred where its 95% interval
+    excludes 0.5."""
+    paths: list[Path] = []
+    if improvement.empty:
+        return paths
+    for (env_id, env_kwargs, agent), pairs in improvement.groupby(
+        ["env_id", "env_kwargs", "agent"], sort=True
+    ):
+        estimate, clear = improvement_matrix(pairs)
+        labels = estimate.map(lambda v: "" if pd.isna(v) else f"{v:.2f}") + clear.map(
+            lambda c: "*" if c else ""
+        )
+        size = len(estimate)
+        fig, ax = plt.subplots(figsize=(2.0 + 0.55 * size, 1.2 + 0.45 * size))
+        sns.heatmap(
+            estimate.astype(float),
+            annot=labels.to_numpy(),
+            fmt="",
+            cmap="RdBu",
+            vmin=0.0,
+            vmax=1.0,
+            center=0.5,
+            cbar_kws={"label": "P(row's run beats column's run)"},
+            linewidths=0.5,
+            annot_kws={"fontsize": 7},
+            ax=ax,
+        )
+        ax.set_xlabel("memory (BPTT length)")
+        ax.set_ylabel("memory (BPTT length)")
+        ax.set_title(
+            f"{_variant(env_id, env_kwargs)} · {agent}: probability of improvement\n"
+            "* = its 95% bootstrap interval excludes 0.5"
+        )
+        paths += _save(fig, out, improvement_name(suite, env_id, env_kwargs, agent))
+    return paths
+
+
 def all_figures(
     runs: pd.DataFrame,
     curves: pd.DataFrame,
@@ -255,6 +331,7 @@ def all_figures(
     horizon: pd.DataFrame,
     suite: str,
     out: Path,
+    improvement: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Every figure of one suite, written into ``out`` (its own folder: the figures of
     an earlier report of the suite that are not rewritten are removed)."""
@@ -265,6 +342,8 @@ def all_figures(
     if not horizon.empty and horizon["horizons_tried"].str.contains(";").any():
         paths += horizon_plot(horizon, suite, out)
         paths += solve_cost_plot(cells, suite, out)
+    if improvement is not None:
+        paths += improvement_plots(improvement, suite, out)
     return paths
 
 
@@ -275,6 +354,9 @@ __all__ = [
     "heatmaps",
     "horizon_name",
     "horizon_plot",
+    "improvement_matrix",
+    "improvement_name",
+    "improvement_plots",
     "learning_curves",
     "solve_cost_name",
     "solve_cost_plot",

@@ -169,7 +169,9 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     if len(tables.improvement):
         paths.append(out / f"{suite}_improvement.csv")
         tables.improvement.to_csv(paths[-1], index=False)
-    paths += plots.all_figures(tables.finished, tables.curves, cells, horizon, suite, figure_dir(out, suite))
+    paths += plots.all_figures(
+        tables.finished, tables.curves, cells, horizon, suite, figure_dir(out, suite), tables.improvement
+    )
     return paths
 
 
@@ -419,13 +421,17 @@ def docs_markdown(page: html_page.SuitePage, tables: SuiteTables, out: Path, doc
 
 def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
     """What the page shows of ``suite``: its tables, provenance, and the figures
-    (heatmaps, horizon, solve cost) and CSVs that ``out`` holds."""
+    (heatmaps, horizon, solve cost, kind against kind) and CSVs that ``out`` holds."""
     names = [
         plots.heatmap_name(suite, env_id, env_kwargs, agent)
         for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
             ["env_id", "env_kwargs", "agent"], sort=True
         )
     ] + [plots.horizon_name(suite), plots.solve_cost_name(suite)]
+    names += [
+        plots.improvement_name(suite, env_id, env_kwargs, agent)
+        for (env_id, env_kwargs, agent), _ in tables.cells.groupby(["env_id", "env_kwargs", "agent"], sort=True)
+    ]
     return html_page.SuitePage(
         name=suite,
         cells=tables.cells,
