@@ -113,7 +113,7 @@ def _horizon_section(cells: pd.DataFrame, horizon: pd.DataFrame) -> list[str]:
         group = group.assign(horizons=[_horizon_cells(cells, r) for _, r in group.iterrows()])
         group = group.assign(
             max_horizon_learned=[
-                m if m != lim else None
+                None if pd.isna(m) or m == lim else m
                 for m, lim in zip(group["max_horizon_learned"], group["longest_horizon_learned"], strict=True)
             ]
         )
