@@ -94,4 +94,4 @@ def test_a_page_lists_each_horizon_limit_with_the_cells_behind_it() -> None:
     )
     assert "| ppo | gru | long | 5: 5/5, 10: 2/5 | 5 |  | 10 | failed |" in text
     assert "| 5,733 | 300,000 |" in text and "[0.4, 0.8]" in text
-    assert "![h horizon](../lb/h/h_horizon.svg)" in text and text.endswith("- coverage: complete\n")
+    assert "![h horizon](../lb/h/h_horizon.svg)" in text and text.endswith("| coverage: complete |\n")

@@ -430,7 +430,9 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
     ] + [plots.horizon_name(suite), plots.solve_cost_name(suite)]
     names += [
         plots.improvement_name(suite, env_id, env_kwargs, agent)
-        for (env_id, env_kwargs, agent), _ in tables.cells.groupby(["env_id", "env_kwargs", "agent"], sort=True)
+        for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
+            ["env_id", "env_kwargs", "agent"], sort=True
+        )
     ]
     return html_page.SuitePage(
         name=suite,

@@ -202,9 +202,17 @@ def suite_markdown(
         ]
     if figures:
         page += ["## Figures", ""]
-        page += [f"![{Path(f).stem.replace('_', ' ')}]({lead}/{f})" for f in figures]
-        page += [""]
-    page += ["## Provenance", "", *(f"- {line}" for line in provenance), ""]
+        for f in figures:  # a paragraph each
+            page += [f"![{Path(f).stem.replace('_', ' ')}]({lead}/{f})", ""]
+    # A table, not prose: each line is a record (command, commit, machine).
+    page += [
+        "## Provenance",
+        "",
+        "| how it was made |",
+        "|---|",
+        *(f"| {cell_text(line)} |" for line in provenance),
+        "",
+    ]
     return "\n".join(page)
 
 
