@@ -26,6 +26,7 @@ DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 OUT = DOCS / "_generated"
 
+
 def _card_value(value: object) -> str:
     if isinstance(value, (dict, list)):
         return "`" + json.dumps(value) + "`"
