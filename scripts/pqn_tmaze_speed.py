@@ -2,6 +2,8 @@
 (acting, targets and updates), one JSON line per (memory kind, corridor).
 
     python scripts/pqn_tmaze_speed.py --corridors 100 1000 --kinds lstm gru
+    python scripts/pqn_tmaze_speed.py --corridors 1000 --n-envs 32 --n-epochs 4 \
+        --previous-action --rollouts 6 --csv leaderboards/pqn_tmaze_speed.csv
 
 Each rollout is ``n_steps = T = corridor + 1`` steps of ``n_envs`` copies, one piece an
 episode. One warm-up rollout is not timed. ``--profile`` prints cProfile's top entries
@@ -12,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import csv
+import datetime
 import json
 import os
 import pstats
 import sys
+import platform
 import time
+from pathlib import Path
 
 import torch
 
@@ -36,6 +42,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--previous-action", action="store_true", help="the Q network reads it")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--csv", type=Path, help="also append each row to this CSV (with machine and date)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     for corridor in args.corridors:
@@ -83,8 +90,33 @@ def main() -> None:
                 "load_average": round(os.getloadavg()[0], 2),
             }
             print(json.dumps(row), flush=True)
+            if args.csv:
+                append_csv(args.csv, row)
             if profiler:
                 pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else the platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def append_csv(path: Path, row: dict) -> None:
+    """Append ``row`` with the machine and the date to ``path``, writing a header first
+    when the file is new."""
+    row = {**row, "machine": cpu_model(), "date": datetime.date.today().isoformat()}
+    new = not path.is_file()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
 
 
 if __name__ == "__main__":
