@@ -175,32 +175,6 @@ def test_a_run_with_a_stop_rule_stops_when_solved_and_records_when() -> None:
     assert no_rule.key() != spec.key() and no_rule.agent_seed() != spec.agent_seed()
 
 
-def test_the_dry_run_expects_the_share_of_the_cap_that_stored_runs_trained(tmp_path) -> None:
-    """Two stored runs with a stop rule trained 20% and 60% of their cap: a new run of
-    that cell is expected to train 40% of its cap, one of another cell all of it."""
-    from pomdp_bench.harness.run import estimate_seconds
-    from pomdp_bench.harness.spec import RunResult
-    from pomdp_bench.harness.store import ResultStore
-
-    base = dict(env_id="TMaze-v1", agent="ppo", memory={"kind": "gru"}, bptt_length=None, stop={})
-    specs = [
-        RunSpec(**base, env_kwargs={"corridor_length": 10}, seed=s, total_timesteps=100_000) for s in range(3)
-    ]
-    with ResultStore(tmp_path) as store:
-        for spec, trained in zip(specs[:2], (20_000, 60_000), strict=True):
-            result = RunResult(
-                status="ok", final_return=1.0, wall_seconds=trained / 1000, stop_reason="solved"
-            )
-            result.timesteps = trained
-            store.write(spec, result)
-        other = RunSpec(**base, env_kwargs={"corridor_length": 20}, seed=0, total_timesteps=100_000)
-        rates, seconds, expected = estimate_seconds([specs[2], other], store.rows())
-    assert rates[("ppo", "TMaze-v1", "gru")] == pytest.approx(1000.0)
-    assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 10}')] == pytest.approx(0.4)
-    assert expected[("ppo", "TMaze-v1", "gru", '{"corridor_length": 20}')] == 1.0
-    assert seconds == pytest.approx(0.4 * 100 + 5 + 100 + 5)
-
-
 @pytest.mark.parametrize(
     "family", ["tmaze_abrupt", "tmaze_partial", "tmaze_line", "cue_stepwise", "cue_gradual"]
 )

@@ -18,21 +18,19 @@ finishes while one process survives, and rerunning a killed sweep resumes at onc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance
+from pomdp_bench.harness.estimate import describe, estimate
 from pomdp_bench.harness.leaderboard import cell_id
 from pomdp_bench.harness.progress import SweepProgress
-from pomdp_bench.harness.rates import default_rate
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import (
     CLAIM_TIMEOUT_ENV,
@@ -189,67 +187,9 @@ def _print_list(cards: str | None = None) -> None:
     print("memory kinds: " + ", ".join(MEMORY_KINDS))
 
 
-def estimate_seconds(
-    specs: list[RunSpec], rows: list[dict[str, Any]]
-) -> tuple[dict[tuple[str, ...], float], float, dict[tuple[str, ...], float]]:
-    """Training rates (env steps/s), the total single-worker seconds of ``specs``, and
-    the share of its cap a run with a stop rule is expected to train, from the stored
-    ``rows`` (:meth:`ResultStore.rows`).
-
-    A rate is the median measured in the store for the same agent, env and memory kind
-    (the env's hyperparameters set most of the cost), else a default measured here
-    (``agents/rates.yaml``: :mod:`~pomdp_bench.harness.rates`). A run with a stop rule is expected to train the mean share of
-    its cap that stored runs with a stop rule of the same agent, env, kind and env
-    kwargs trained (early stops), else its whole cap. Rerun ``--dry-run`` after a few
-    runs have finished (or after a short ``--seeds 1`` pilot into the same ``--out``)
-    for a measured estimate.
-    """
-    by_env: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    shares: dict[tuple[str, ...], list[float]] = defaultdict(list)
-    for row in rows:
-        if row["status"] == "ok":
-            spec, result = row["spec"], row["result"]
-            trained = result.get("timesteps") or spec["total_timesteps"]
-            by_env[(spec["agent"], spec["env_id"], spec["memory"]["kind"])].append(
-                result["wall_seconds"] / max(trained, 1)
-            )
-            if result.get("stop_reason"):
-                cell = (spec["agent"], spec["env_id"], spec["memory"]["kind"], _json(spec["env_kwargs"]))
-                shares[cell].append(trained / spec["total_timesteps"])
-    rates: dict[tuple[str, ...], float] = {}
-    expected: dict[tuple[str, ...], float] = {}
-    total = 0.0
-    for spec in specs:
-        key = (spec.agent, spec.env_id, spec.memory_kind)
-        measured = by_env.get(key)
-        if measured:
-            rates[key] = 1.0 / sorted(measured)[len(measured) // 2]
-        else:
-            rates[key] = default_rate(spec.agent, spec.env_id, spec.memory_kind)
-        if spec.stop is not None:
-            cell = (*key, _json(spec.env_kwargs))
-            expected[cell] = sum(shares[cell]) / len(shares[cell]) if shares.get(cell) else 1.0
-        total += _expected_seconds(spec, rates, expected)
-    return rates, total, expected
-
-
-def _expected_seconds(
-    spec: RunSpec, rates: dict[tuple[str, ...], float], expected: dict[tuple[str, ...], float]
-) -> float:
-    """One run's expected seconds, from :func:`estimate_seconds`' rates and cap shares
-    (a run without a stop rule, or without a stored share, trains its whole budget)."""
-    key = (spec.agent, spec.env_id, spec.memory_kind)
-    share = expected.get((*key, _json(spec.env_kwargs)), 1.0) if spec.stop is not None else 1.0
-    return share * spec.total_timesteps / rates[key] + 5.0  # + process start and evaluation
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
 def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
-    """Print the runs still to do and an estimated time; reads the store if there is
-    one and writes nothing."""
+    """Print the runs still to do and an estimated time with its interval
+    (:mod:`~pomdp_bench.harness.estimate`); reads the store if there is one and writes nothing."""
     rows: list[dict[str, Any]] = []
     if (out / STORE_FILENAME).is_file():
         try:
@@ -262,7 +202,6 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
     n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
-    rates, seconds, expected = estimate_seconds(todo, rows)
     for spec in todo:
         print(spec.label() + f"  ({spec.total_timesteps} steps)")
     failed_note = (
@@ -271,22 +210,8 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
         else ""
     )
     print(f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored{failed_note}).")
-    if args.backend == "ray":  # the cluster's size is not known here
-        longest = max((_expected_seconds(s, rates, expected) for s in todo), default=0.0)
-        print(
-            f"estimated time: {seconds / 60:.1f} worker-minutes (one CPU each): divide by the "
-            f"cluster's CPUs; its longest run alone {longest / 60:.1f} min; rates (steps/s):"
-        )
-    else:
-        print(
-            f"estimated time: {seconds / 60 / args.workers:.1f} min on {args.workers} worker(s); rates (steps/s):"
-        )
-    for (agent, env_id, kind), rate in sorted(rates.items()):
-        print(f"  {agent:8s} {env_id:20s} {kind:16s} {rate:8.0f}")
-    if expected:
-        print("expected share of the cap trained, from stored runs with a stop rule (1.00: none stored):")
-        for (agent, env_id, kind, kwargs), share in sorted(expected.items()):
-            print(f"  {agent:8s} {env_id:20s} {kind:16s} {kwargs:28s} {share:5.2f}")
+    est = estimate(todo, rows, suite=load_suite(args.suite).name)
+    print("\n".join(describe(est, args.backend, args.workers, os.cpu_count())))
     return 0
 
 
