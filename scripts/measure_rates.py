@@ -37,7 +37,7 @@ def measured_rates(store: ResultStore) -> dict[str, dict[str, dict[str, float]]]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--results", required=True, help="a results folder holding results.sqlite")
     parser.add_argument("--out", default="-", help="where to write the YAML (default: print it)")
     args = parser.parse_args()
