@@ -85,10 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--env-kwargs",
         nargs="+",
         metavar="KEY=VALUE",
-        help="only the suite's env entries whose kwargs (the card's defaults updated by the entry's "
-        "env_kwargs) hold these; KEY=VALUE pairs, each VALUE read as YAML, or one YAML or JSON "
-        "mapping, as on tune: e.g. --env TMaze-v1 --env-kwargs corridor_length=10. It selects "
-        "entries and changes no kwargs",
+        help="only the env entries whose kwargs (the card's defaults and the entry's env_kwargs) hold "
+        "these, e.g. corridor_length=10; KEY=VALUE pairs (VALUE read as YAML) or one YAML or JSON "
+        "mapping, as on tune. It selects entries and changes none",
     )
     parser.add_argument(
         "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
