@@ -89,7 +89,7 @@ CARD = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument("--steps", type=int, default=40_000, help="env steps per agent")
     args = parser.parse_args()

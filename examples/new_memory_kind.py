@@ -72,7 +72,7 @@ class ElmanMemory(Memory):
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument("--steps", type=int, default=20_000, help="PPO env steps")
     args = parser.parse_args()

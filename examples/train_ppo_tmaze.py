@@ -9,7 +9,9 @@ import argparse
 from pomdp_bench import PPO, PPOSettings
 from pomdp_bench.envs.cards import get_card
 
-parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
+)
 parser.add_argument("--steps", type=int, default=30_000, help="env steps per agent")
 args = parser.parse_args()
 

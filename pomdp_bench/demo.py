@@ -45,9 +45,10 @@ def main() -> None:
         for t in range(steps):
             fast.step(actions[t % 16])
         rate = 1024 * steps / (time.perf_counter() - start)
+        # At the card's default kwargs; 3 significant digits, so CueRecall's 1/4 reads 0.25.
         print(
-            f"{env_id:20s} {card.memory_horizon:7d} {card.optimal_return:9.1f} "
-            f"{card.ff_ceiling:9.1f} {random_return:9.1f} {rate / 1e6:12.1f}M"
+            f"{env_id:20s} {card.horizon_for(card.kwargs):7d} {card.optimal_return:9.3g} "
+            f"{card.ceiling_for(card.kwargs):9.3g} {random_return:9.3g} {rate / 1e6:12.1f}M"
         )
     print(
         "\nThe full sweep: `python -m pomdp_bench.run --suite memory` (`--dry-run` first estimates its time)."

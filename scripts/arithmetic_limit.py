@@ -104,10 +104,16 @@ def matmul_peak(extra_shapes: list[tuple[int, int, int]]) -> tuple[float, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--copies", type=int, nargs="+", default=[16, 64, 256, 1024])
-    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
+    parser.add_argument(
+        "--copies", type=int, nargs="+", default=[16, 64, 256, 1024], help="copies (n_envs) to measure at"
+    )
+    parser.add_argument(
+        "--kinds", nargs="+", default=list(KINDS), choices=KINDS, help="memory kinds to measure"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="timed rounds per measurement; the median is kept"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)

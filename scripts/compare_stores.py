@@ -31,11 +31,11 @@ def compare(first: str, second: str, suite: str) -> pd.DataFrame:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument("first", help="results folder A (holding results.sqlite)")
     parser.add_argument("second", help="results folder B")
-    parser.add_argument("--suite", required=True)
+    parser.add_argument("--suite", required=True, help="the suite whose cells to compare")
     parser.add_argument("--out", default=None, help="CSV of the cells side by side")
     args = parser.parse_args()
     cells = compare(args.first, args.second, args.suite)

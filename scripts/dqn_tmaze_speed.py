@@ -21,10 +21,12 @@ from pomdp_bench.agents.dqn import DQN
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--corridors", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"])
+    parser.add_argument(
+        "--corridors", type=int, nargs="+", default=[100, 1000], help="T-Maze corridor lengths"
+    )
+    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"], help="memory kinds to time")
     parser.add_argument("--steps", type=int, default=2000, help="timed env steps after learning_starts")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)

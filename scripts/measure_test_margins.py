@@ -27,7 +27,7 @@ import learning_tasks as lt
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--setting", default="native", help="a label for the kernel setting, echoed per row")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 per test")
     parser.add_argument(
@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=["memory", "ppo", "long", "sac"],
         nargs="*",
         default=["memory", "ppo", "long", "sac"],
+        help="which groups of learning tests to measure (default: all)",
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)

@@ -86,12 +86,12 @@ def run_parity(
     ``timesteps`` and ``out`` are the defaults of ``--timesteps`` and ``--out``.
     """
     parser = argparse.ArgumentParser(
-        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--timesteps", type=int, default=timesteps)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--eval-episodes", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--timesteps", type=int, default=timesteps, help="env steps per run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds to run")
+    parser.add_argument("--eval-episodes", type=int, default=50, help="final evaluation episodes per run")
+    parser.add_argument("--out", type=Path, default=out, help="the CSV to write")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
 

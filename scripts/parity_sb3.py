@@ -73,12 +73,14 @@ def run(agent: str, seed: int, timesteps: int, eval_episodes: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--timesteps", type=int, default=100_000)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--eval-episodes", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=Path("leaderboards/parity_sb3.csv"))
+    parser.add_argument("--timesteps", type=int, default=100_000, help="env steps per run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds to run")
+    parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per run")
+    parser.add_argument(
+        "--out", type=Path, default=Path("leaderboards/parity_sb3.csv"), help="the CSV to write"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
 

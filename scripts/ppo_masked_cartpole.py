@@ -218,7 +218,7 @@ def record(out: Path, row: dict) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument(
         "--kinds",
@@ -236,10 +236,13 @@ def main(argv: list[str] | None = None) -> int:
             "gtrxl",
         ],
         choices=sorted(KINDS),
+        help="memory kinds to train",
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--eval-episodes", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=Path("leaderboards/ppo_masked_cartpole.csv"))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds to run")
+    parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per run")
+    parser.add_argument(
+        "--out", type=Path, default=Path("leaderboards/ppo_masked_cartpole.csv"), help="the CSV to write"
+    )
     parser.add_argument(
         "--set",
         metavar="KEY=YAML",

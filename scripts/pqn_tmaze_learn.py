@@ -76,14 +76,14 @@ def run(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corridor", type=int, default=100)
-    parser.add_argument("--kind", default="lstm")
-    parser.add_argument("--hidden", type=int, default=64)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--corridor", type=int, default=100, help="T-Maze corridor length")
+    parser.add_argument("--kind", default="lstm", help="memory kind")
+    parser.add_argument("--hidden", type=int, default=64, help="the memory's hidden size")
     parser.add_argument("--memory", default="{}", help="more memory settings, YAML (init, gate_bias, ...)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[100])
-    parser.add_argument("--budget", type=int, default=2_000_000)
-    parser.add_argument("--check-every", type=int, default=50_000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[100], help="seeds to run (held out: >= 100)")
+    parser.add_argument("--budget", type=int, default=2_000_000, help="env steps at most per run")
+    parser.add_argument("--check-every", type=int, default=50_000, help="env steps between checks")
     parser.add_argument("--set", action="append", default=[], help="name=value (YAML) settings")
     args = parser.parse_args()
     torch.set_num_threads(1)

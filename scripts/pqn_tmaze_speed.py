@@ -30,18 +30,20 @@ from pomdp_bench.agents.pqn import PQN
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corridors", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"])
-    parser.add_argument("--n-envs", type=int, default=128)
-    parser.add_argument("--num-minibatches", type=int, default=4)
-    parser.add_argument("--n-epochs", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=64)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument(
+        "--corridors", type=int, nargs="+", default=[100, 1000], help="T-Maze corridor lengths"
+    )
+    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"], help="memory kinds to time")
+    parser.add_argument("--n-envs", type=int, default=128, help="copies stepped together")
+    parser.add_argument("--num-minibatches", type=int, default=4, help="minibatches per epoch")
+    parser.add_argument("--n-epochs", type=int, default=2, help="epochs per rollout")
+    parser.add_argument("--hidden", type=int, default=64, help="the memory's hidden size")
     parser.add_argument("--width", type=int, default=64, help="encoder and Q head width")
     parser.add_argument("--rollouts", type=int, default=3, help="timed rollouts")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     parser.add_argument("--previous-action", action="store_true", help="the Q network reads it")
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of the timed rollouts")
     parser.add_argument("--csv", type=Path, help="also append each row to this CSV (with machine and date)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

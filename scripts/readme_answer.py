@@ -76,7 +76,7 @@ def rewrite(text: str, new_block: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md's block is stale")
     args = parser.parse_args(argv)
     readme = ROOT / "README.md"

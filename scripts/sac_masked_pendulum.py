@@ -76,13 +76,15 @@ def summarise(runs: pd.DataFrame, episodes: dict[str, list[np.ndarray]], ceiling
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--timesteps", type=int, default=20_000)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--memories", nargs="+", default=["gru", "none"])
-    parser.add_argument("--eval-episodes", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=Path("leaderboards/sac_masked_pendulum.csv"))
+    parser.add_argument("--timesteps", type=int, default=20_000, help="env steps per run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds to run")
+    parser.add_argument("--memories", nargs="+", default=["gru", "none"], help="memory kinds to train")
+    parser.add_argument("--eval-episodes", type=int, default=50, help="final evaluation episodes per run")
+    parser.add_argument(
+        "--out", type=Path, default=Path("leaderboards/sac_masked_pendulum.csv"), help="the CSV to write"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     hp = yaml.safe_load((data_dir("agents") / "sac.yaml").read_text())[ENV_ID]

@@ -62,7 +62,7 @@ def measure(rule: StopRule, family: str, runs: int, seed: int = 0) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--runs", type=int, default=300, help="simulated runs per family and rule")
     args = parser.parse_args(argv)
     print("| family | rule | solved | ending at or below the line | mean steps |")

@@ -86,9 +86,9 @@ def fingerprint(agent_name: str, env_id: str, kind: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--agents", nargs="+", default=["ppo", "sac"])
+    parser.add_argument("--agents", nargs="+", default=["ppo", "sac"], help="agents to fingerprint")
     args = parser.parse_args()
     torch.set_num_threads(1)
     for agent_name in args.agents:

@@ -93,7 +93,7 @@ def rates(family, seeds: int, episodes: int, cells: int, boot_cells: int, rng) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--cells", type=int, default=2000, help="simulated cells per family and size")
     parser.add_argument(
         "--bootstrap-cells",
@@ -101,7 +101,7 @@ def main() -> None:
         default=300,
         help="of those, how many the slow bootstrap rule sees (0: skip)",
     )
-    parser.add_argument("--seed", type=int, default=47)
+    parser.add_argument("--seed", type=int, default=47, help="seed of the simulation")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     rows = []

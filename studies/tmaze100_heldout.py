@@ -218,10 +218,14 @@ def suite_file(
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--variants", nargs="+", default=["base"], choices=list(VARIANTS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[5, 6, 7, 8, 9])
+    parser.add_argument(
+        "--variants", nargs="+", default=["base"], choices=list(VARIANTS), help="settings variants to run"
+    )
+    parser.add_argument(
+        "--seeds", nargs="+", type=int, default=[5, 6, 7, 8, 9], help="held-out seeds, 5 or more"
+    )
     parser.add_argument("--out", default="tmaze100_heldout.jsonl", help="JSON lines file to append to")
     parser.add_argument(
         "--steps",

@@ -163,9 +163,11 @@ def junction(model: Any, corridor: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--variant", default="base", choices=list(VARIANTS))
+    parser.add_argument(
+        "--variant", default="base", choices=list(VARIANTS), help="the settings variant to run"
+    )
     parser.add_argument("--seed", type=int, default=5, help="a held-out seed, 5 or more")
     parser.add_argument("--corridor", type=int, default=100, help="corridor length (pieces cover it)")
     parser.add_argument("--steps", type=int, default=3_000_000, help="the cap (the schedule's length)")

@@ -203,6 +203,7 @@ def test_empirical_ceiling_counts_only_where_memoryless_runs_converged() -> None
     assert set(capped["ff_ceiling_source"]) == {"lower_bound"}
     assert capped["learned"].isna().all()
     assert "lower bound" in capped.loc["gru", "verdict_note"]
+    assert "set ff_ceiling in the env's card" in capped.loc["gru", "verdict_note"]  # the fix, named
     # Without a stop rule: converged when the curve's last-quarter rise is small.
     assert _cells([""] * 5, optimum=1.0, late=0.0).loc["gru", "ff_ceiling_source"] == "empirical"
     assert _cells([""] * 5, optimum=1.0, late=0.2).loc["gru", "ff_ceiling_source"] == "lower_bound"

@@ -503,6 +503,12 @@ def _converged(cell: pd.Series, optimum: float, ceiling: float) -> bool:
     return bool(cell["late_gain"] <= PLATEAU_GAIN * max(optimum - ceiling, 1e-12))
 
 
+# Why an implicit card's ceiling gave no verdict, and the card field that gives one.
+CEILING_NOTE = (
+    "ceiling is a lower bound: the memory=none runs had not converged; "
+    "set ff_ceiling in the env's card (the suite entry's card: or its card file)"
+)
+
 # The late gain, as a share of the gap from the ceiling to the optimum, under which a
 # curve counts as flat (the ``plateaued`` column; the convergence of an empirical ceiling).
 PLATEAU_GAIN = 0.05
@@ -540,7 +546,7 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
                 sources.append("empirical")
             else:
                 sources.append("lower_bound")
-                note.append("ceiling is a lower bound: the memory=none runs had not converged")
+                note.append(CEILING_NOTE)
         else:
             ceilings.append(math.nan)
             sources.append("unknown")

@@ -85,12 +85,19 @@ def record_declared_cells(store: ResultStore) -> list[str]:
     return done
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m pomdp_bench.harness.migrations``."""
     parser = argparse.ArgumentParser(
-        prog="python -m pomdp_bench.harness.migrations", description=__doc__.splitlines()[0]
+        prog="python -m pomdp_bench.harness.migrations",
+        description=__doc__.splitlines()[0],
+        allow_abbrev=False,
     )
     parser.add_argument("--results", required=True, help="the results folder holding results.sqlite")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     with ResultStore(args.results) as store:
         print(f"gradient_reach filled in {fill_gradient_reach(store)} runs")
         print(f"declared cells recorded for suites {record_declared_cells(store)}")

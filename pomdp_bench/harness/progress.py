@@ -65,10 +65,14 @@ class SweepProgress:
             else "FAILED: " + (result.error.strip().splitlines() or ["?"])[-1]
         )
         if self._overall is not None:
-            self._overall.update(1)
-            self._overall.set_postfix(failed=self.failed)
+            # One draw per run, none for the last: close() draws the final line. update()
+            # and set_postfix() would each draw it, and close() once more.
+            self._overall.set_postfix(failed=self.failed, refresh=False)
+            self._overall.n = self.done
             if result.status != "ok":
                 self._overall.write(f"{spec.label()}: {what}", file=self.stream)
+            elif self.done < self.total:
+                self._overall.refresh()
         else:
             print(f"[{self.done}/{self.total}] {spec.label()}: {what}", file=self.stream, flush=True)
 

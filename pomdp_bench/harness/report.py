@@ -454,9 +454,10 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
     )
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m pomdp_bench.report``."""
     parser = argparse.ArgumentParser(
-        prog="python -m pomdp_bench.report", description=__doc__.split("\n\n")[0]
+        prog="python -m pomdp_bench.report", description=__doc__.split("\n\n")[0], allow_abbrev=False
     )
     parser.add_argument(
         "--results", default="results", help="folder of the results store (default: results/)"
@@ -488,6 +489,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="open the leaderboard page (index.html) in the default web browser after writing it",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if not (Path(args.results) / "results.sqlite").is_file():
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")

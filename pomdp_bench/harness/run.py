@@ -48,6 +48,7 @@ from pomdp_bench.harness.suites import (
     env_source,
     expand,
     load_suite,
+    parse_env_kwargs,
     suite_imports,
 )
 from pomdp_bench.memory import MEMORY_KINDS
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m pomdp_bench.run",
         description="Train every memory kind of a suite across envs, BPTT lengths and seeds; "
         "store the runs and publish leaderboards.",
+        allow_abbrev=False,  # --seed is an error, not --seeds
     )
     parser.add_argument(
         "--suite",
@@ -66,9 +68,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--list", action="store_true", help="print the suites, envs, agents and memory kinds, then exit"
     )
-    parser.add_argument("--envs", nargs="+", metavar="ID", help="only these env ids")
     parser.add_argument(
-        "--agents", nargs="+", metavar="AGENT", help="only these agents (registered names: see --list)"
+        "--env", "--envs", dest="envs", nargs="+", metavar="ID", help="only these env ids (--envs: the same)"
+    )
+    parser.add_argument(
+        "--agent",
+        "--agents",
+        dest="agents",
+        nargs="+",
+        metavar="AGENT",
+        help="only these agents (registered names: see --list; --agents: the same)",
+    )
+    parser.add_argument(
+        "--env-kwargs",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="only the env entries whose kwargs (the card's defaults and the entry's env_kwargs) hold "
+        "these, e.g. corridor_length=10; KEY=VALUE pairs (VALUE read as YAML) or one YAML or JSON "
+        "mapping, as on tune. It selects entries and changes none",
     )
     parser.add_argument(
         "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
@@ -228,6 +245,21 @@ def _print_imports(suite: Suite, cards: str | None) -> None:
         )
 
 
+def _kwargs_hint(suite: Suite, envs: list[str] | None, env_kwargs: dict[str, Any]) -> str:
+    """What the suite's entries (of ``envs``, if given) set, when ``--env-kwargs`` matched none."""
+    if not env_kwargs:
+        return ""
+    entries = sorted(
+        {
+            f"{env_source(env)[0]} {_json(env.get('env_kwargs') or {})}"
+            for group in suite.groups
+            for env in group["envs"]
+            if not envs or env_source(env)[0] in envs
+        }
+    )
+    return f": no env entry has the kwargs {_json(env_kwargs)}; the entries set: {'; '.join(entries)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -254,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             check_agent_name(agent)
         except ValueError as err:
-            parser.error(f"--agents: {err}")
+            parser.error(f"--agent: {err}")
+    try:
+        env_kwargs = parse_env_kwargs(args.env_kwargs)
+    except ValueError as err:
+        parser.error(str(err))
     try:  # a suite's or a card's mistake is one line, not a traceback
         suite = load_suite(args.suite)  # parsed and checked as data; nothing imported yet
         _print_imports(suite, args.cards)  # before expand(), which imports them
@@ -273,11 +309,12 @@ def main(argv: list[str] | None = None) -> int:
             steps=args.steps,
             device=args.device,
             cards=args.cards,
+            env_kwargs=env_kwargs,
         )
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     if not specs:
-        parser.error("the filters leave no run in the suite")
+        parser.error("the filters leave no run in the suite" + _kwargs_hint(suite, args.envs, env_kwargs))
     out = Path(args.results)
     if args.dry_run:  # writes nothing, not even an empty store
         return _dry_run(specs, out, args)

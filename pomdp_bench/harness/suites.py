@@ -2,20 +2,20 @@
 
 A suite file looks like this (see ``suites/README.md``)::
 
-    name: memory
+    name: memory                        # required
     description: every memory kind on every env, across BPTT lengths
-    seeds: 5
+    seeds: 5                            # seeds per cell (default 5; --seeds overrides)
     eval_episodes: 20
     budget_scale: 1.0                   # fraction of each card's budget (default 1)
     stop: true                          # budgets are caps: stop solved or plateaued runs
                                         # (true: StopRule's defaults; a dict: its fields)
-    groups:
-      - agent: ppo
-        memory: [none, framestack, gru, lstm, transformer, mamba]
+    groups:                             # required
+      - agent: ppo                      # required
+        memory: [none, framestack, gru, lstm, transformer, mamba]   # required unless each env has one
         hyperparams: {}                 # overrides for every env of the group
         steps: 100000                   # optional: env steps per run for every env of the group
-        envs:
-          - id: TMaze-v1
+        envs:                           # required
+          - id: TMaze-v1                # required
             env_kwargs: {corridor_length: 10}
             horizon: 10                 # optional: must equal the card's (its formula of the kwargs)
             bptt: [4, 8, 16]            # for kinds trained through time
@@ -74,7 +74,13 @@ from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.tuned import tuned_hyperparameters
-from pomdp_bench.validation import check_float, check_import_path, check_int, check_module_name
+from pomdp_bench.validation import (
+    ArgumentTypeError,
+    check_float,
+    check_import_path,
+    check_int,
+    check_module_name,
+)
 
 # The shipped kinds whose BPTT length matters (``Memory.trains_through_time``); the
 # others act on the current window only.
@@ -130,10 +136,44 @@ def available_suites() -> list[str]:
     return sorted(p.stem for p in data_dir("suites").glob("*.yaml"))
 
 
+# Seeds per cell where a suite does not say.
+DEFAULT_SEEDS = 5
+# A one-line YAML example of each required key, for the message that asks for it.
+_REQUIRED_EXAMPLES = {
+    "name": "name: my-suite",
+    "groups": "groups: [{agent: ppo, memory: [none, gru], envs: [{id: TMaze-v1}]}]",
+    "agent": "agent: ppo",
+    "envs": "envs: [{id: TMaze-v1, env_kwargs: {corridor_length: 10}}]",
+    "memory": "memory: [none, gru]",
+    "id": "id: TMaze-v1",
+}
+
+
 def _check_keys(where: str, data: dict[str, Any], allowed: set[str]) -> None:
     unknown = set(data) - allowed
     if unknown:
         raise ValueError(f"{where}: unknown keys {sorted(unknown)}; valid keys: {sorted(allowed)}")
+
+
+def _require(where: str, data: dict[str, Any], key: str) -> None:
+    """Refuse ``data`` without ``key``, naming it with a YAML example."""
+    if key not in data:
+        raise ValueError(f"{where}: missing required key {key!r}, e.g. {_REQUIRED_EXAMPLES[key]}")
+
+
+def _mapping(where: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ArgumentTypeError(f"{where} must be a mapping of keys, got {value!r}")
+    return value
+
+
+def _mappings(where: str, value: Any, key: str) -> list[dict[str, Any]]:
+    """A list of mappings (a suite's groups, a group's envs)."""
+    if not isinstance(value, list) or not value:
+        raise ArgumentTypeError(
+            f"{where}: {key} must be a non-empty list, e.g. {_REQUIRED_EXAMPLES[key]}; got {value!r}"
+        )
+    return [_mapping(f"{where} {key}[{i}]", item) for i, item in enumerate(value)]
 
 
 def load_suite(name: str) -> Suite:
@@ -141,16 +181,23 @@ def load_suite(name: str) -> Suite:
     path = Path(name) if name.endswith((".yaml", ".yml")) else data_dir("suites") / f"{name}.yaml"
     if not path.is_file():
         raise ValueError(f"unknown suite {name!r}; available suites: {available_suites()}")
-    raw = yaml.safe_load(path.read_text())
+    raw = _mapping(f"suite {name}", yaml.safe_load(path.read_text()))
     _check_keys(f"suite {name}", raw, _SUITE_KEYS)
-    for i, group in enumerate(raw["groups"]):
+    for key in ("name", "groups"):
+        _require(f"suite {name}", raw, key)
+    for i, group in enumerate(_mappings(f"suite {name}", raw["groups"], "groups")):
         _check_keys(f"suite {name} group {i}", group, _GROUP_KEYS)
+        for key in ("agent", "envs"):
+            _require(f"suite {name} group {i}", group, key)
         try:
             check_agent_name(group["agent"])
         except (TypeError, ValueError) as err:
             raise type(err)(f"suite {name} group {i}: {err}") from err
-        for env in group["envs"]:
-            _check_keys(f"suite {name} group {i} env {env.get('id')}", env, _ENV_KEYS)
+        for j, env in enumerate(_mappings(f"suite {name} group {i}", group["envs"], "envs")):
+            _check_keys(f"suite {name} group {i} env {env.get('id', j)}", env, _ENV_KEYS)
+            _require(f"suite {name} group {i} env {j}", env, "id")
+            if "memory" not in group:  # each env entry then names its own kinds
+                _require(f"suite {name} group {i} env {env['id']} (its group has none)", env, "memory")
             if "budget_scale" in env:
                 where = f"suite {name} group {i} env {env.get('id')}: budget_scale"
                 check_float(where, env["budget_scale"], minimum=0.0, strict_minimum=True)
@@ -183,7 +230,7 @@ def load_suite(name: str) -> Suite:
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
-        seeds=int(raw["seeds"]),
+        seeds=check_int(f"suite {name}: seeds", raw.get("seeds", DEFAULT_SEEDS), minimum=1),
         groups=raw["groups"],
         eval_episodes=int(raw.get("eval_episodes", 20)),
         eval_points=int(raw.get("eval_points", 10)),
@@ -194,6 +241,54 @@ def load_suite(name: str) -> Suite:
         raw=raw,
         path=path,
     )
+
+
+def parse_env_kwargs(values: str | list[str] | None) -> dict[str, Any]:
+    """Env kwargs given on the command line (``--env-kwargs`` of ``run`` and ``tune``).
+
+    Each value is a ``KEY=VALUE`` pair, its value read as YAML (``delay=10``,
+    ``sizes=[2, 3]``, ``name=hard``), or one whole mapping in YAML or JSON
+    (``'{corridor_length: 10}'``, ``'{"corridor_length": 10}'``). ``None`` or no
+    values give ``{}``.
+
+    Raises:
+        ValueError: a value of neither form, or a key given twice (the message names it).
+    """
+    if values is None:
+        return {}
+    out: dict[str, Any] = {}
+    for value in [values] if isinstance(values, str) else values:
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                parsed = yaml.safe_load(text)
+            except yaml.YAMLError as err:
+                raise ValueError(f"--env-kwargs {value!r} is not a YAML or JSON mapping: {err}") from None
+            if not isinstance(parsed, dict) or not all(isinstance(k, str) for k in parsed):
+                raise ValueError(f"--env-kwargs {value!r} must map names to values, e.g. '{{delay: 10}}'")
+            pairs = list(parsed.items())
+        elif "=" in text and text.split("=", 1)[0].strip():
+            key, raw = text.split("=", 1)
+            try:
+                pairs = [(key.strip(), yaml.safe_load(raw))]
+            except yaml.YAMLError as err:
+                raise ValueError(f"--env-kwargs {value!r}: its value is not YAML: {err}") from None
+        else:
+            raise ValueError(
+                f"--env-kwargs takes KEY=VALUE pairs or one YAML/JSON mapping, got {value!r}; "
+                "e.g. --env-kwargs corridor_length=10, or --env-kwargs '{corridor_length: 10}'"
+            )
+        for key, parsed_value in pairs:
+            if key in out:
+                raise ValueError(f"--env-kwargs gives {key!r} twice")
+            out[key] = parsed_value
+    return out
+
+
+def entry_kwargs(card: EnvCard, env: dict[str, Any]) -> dict[str, Any]:
+    """The kwargs a suite entry makes its env with: the card's default ``kwargs``
+    updated by the entry's ``env_kwargs``."""
+    return dict(card.kwargs or {}) | dict(env.get("env_kwargs") or {})
 
 
 def env_source(env: dict[str, Any]) -> tuple[str, str | None]:
@@ -344,10 +439,15 @@ def expand(
     steps: int | None = None,
     device: str = "cpu",
     cards: str | Path | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> list[RunSpec]:
     """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
     on ``device``; ``cards``: a folder of env cards to register first (``--cards DIR``;
     the suite's own ``cards`` folder is registered too).
+
+    ``env_kwargs`` keeps the env entries whose kwargs hold each of its pairs
+    (:func:`entry_kwargs`: the card's defaults updated by the entry's ``env_kwargs``);
+    it changes no entry's kwargs.
 
     ``seeds`` replaces every entry's count (the suite's ``seeds``, or an env entry's
     own, for a cell whose verdict needs more).
@@ -369,6 +469,10 @@ def expand(
             if envs and env_id not in envs:
                 continue
             card = suite_card(suite, env_id, module, env)
+            if env_kwargs:
+                made = entry_kwargs(card, env)
+                if any(key not in made or made[key] != value for key, value in env_kwargs.items()):
+                    continue
             hp = agent_hyperparams(agent, env_id, env.get("env_kwargs")) | dict(
                 group.get("hyperparams") or {}
             )

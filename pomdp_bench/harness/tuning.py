@@ -2,12 +2,12 @@
 
 Each trial samples an agent's settings (its rl-zoo3-style search space in the agent registry), trains
 ``seeds`` runs with the early-stopping rule (:mod:`~pomdp_bench.harness.stopping`)
-under a cap, and scores the trial by its *steps to solve* (or, with ``--objective
-seconds``, its training seconds to solve): the mean over seeds, a run that did not
-solve counting as its cap times ``penalty`` (censored: it would have needed more).
-Optuna minimises that. Steps alone can prefer settings that are slow per step (many
-epochs over long pieces): one study's best at T-Maze corridor 20 trained at 355 env
-steps/s where the published settings run at 2,100.
+under a cap, and scores the trial by its training *seconds to solve* (the default;
+``--objective steps``: its env steps to solve): the mean over seeds, a run that did
+not solve counting as its cap times ``penalty`` (censored: it would have needed
+more). Optuna minimises that. Steps alone can prefer settings that are slow per step
+(many epochs over long pieces): one study's best at T-Maze corridor 20 trained at 355
+env steps/s where the published settings run at 2,100.
 
 Seeds run one after another within a trial, so Optuna's median pruner can stop a
 trial whose first seeds already score worse than the median of earlier trials; trials
@@ -16,7 +16,9 @@ processes on one torch thread, as in a sweep.
 
 The best settings are printed, and written to ``<out>/<study>.yaml``, as an entry for
 ``agents/<agent>.yaml`` with a comment giving the command, the number of trials and
-the measured steps to solve. Needs the ``[tune]`` extra (``optuna``).
+the measured steps or seconds to solve. The best is the lowest-scoring completed trial
+among those in which some run solved. A study in which no run solved has no best: it
+says so, writes nothing and exits with 1. Needs the ``[tune]`` extra (``optuna``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pomdp_bench.envs.cards import get_card, load_cards
 from pomdp_bench.harness.backends import init_worker
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule
+from pomdp_bench.harness.suites import parse_env_kwargs
 from pomdp_bench.memory import MEMORY_KINDS, tuning_space
 
 
@@ -117,30 +120,35 @@ class Objective:
         return sum(values) / len(values)
 
 
-def _kwargs(pairs: list[str]) -> dict[str, Any]:
-    out = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise ValueError(f"--env-kwargs takes key=value pairs, got {pair!r}")
-        key, value = pair.split("=", 1)
-        out[key] = yaml.safe_load(value)
-    return out
+def _solved_seeds(trial: Any) -> int:
+    """How many of a trial's runs stopped as solved (its ``seed_<i>`` attributes)."""
+    return sum(v == "solved" for k, v in trial.user_attrs.items() if k.startswith("seed_"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pomdp_bench.tune",
-        description="Tune an agent's settings for one task with Optuna: fewest steps to solve.",
+        description="Tune an agent's settings for one task with Optuna: fastest to solve.",
+        allow_abbrev=False,  # --seed is an error, not --seeds
     )
     parser.add_argument("--env", required=True, help="env id, e.g. TMaze-v1")
-    parser.add_argument("--env-kwargs", nargs="*", default=[], metavar="KEY=VALUE", help="env kwargs")
+    parser.add_argument(
+        "--env-kwargs",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the env's kwargs (default: its card's): KEY=VALUE pairs, each VALUE read as YAML, or one "
+        "YAML or JSON mapping, e.g. --env-kwargs corridor_length=20",
+    )
     parser.add_argument(
         "--agent",
         choices=[name for name in agent_names() if get_agent(name).search_space is not None],
         default="ppo",
         help="a registered agent with a search space (default ppo)",
     )
-    parser.add_argument("--memory", choices=MEMORY_KINDS, default="gru")
+    parser.add_argument(
+        "--memory", choices=MEMORY_KINDS, default="gru", help="the memory kind to tune it with (default gru)"
+    )
     parser.add_argument("--trials", type=int, default=50, help="Optuna trials (default 50)")
     parser.add_argument("--seeds", type=int, default=3, help="runs per trial (default 3)")
     parser.add_argument("--steps", type=int, default=200_000, help="cap of each run, env steps")
@@ -149,10 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--objective",
-        choices=("steps", "seconds"),
-        default="steps",
-        help="minimise env steps to solve (default), or training seconds to solve, which also "
-        "counts what an update costs (settings that solve in few steps can be slow per step)",
+        choices=("seconds", "steps"),
+        default="seconds",
+        help="minimise training seconds to solve (default), which also counts what an update costs, "
+        "or env steps to solve (settings that solve in few steps can be slow per step)",
     )
     parser.add_argument(
         "--horizon", type=int, help="memory horizon (default: the env card's, for these kwargs)"
@@ -178,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     try:
-        args.env_kwargs = _kwargs(args.env_kwargs)
+        args.env_kwargs = parse_env_kwargs(args.env_kwargs)
     except ValueError as err:
         parser.error(str(err))
     out = Path(args.out)
@@ -206,7 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     if not done:
         print(f"study {study_name}: no trial completed (all pruned or failed)", file=sys.stderr)
         return 1
-    best = study.best_trial
+    solving = [t for t in done if _solved_seeds(t)]
+    if not solving:
+        print(
+            f"study {study_name}: no run of its {len(done)} completed trial(s) solved within its cap of "
+            f"{args.steps} steps (each hit the cap or plateaued), so there is no best and nothing is "
+            "written; raise --steps, or tune an easier variant first (--env-kwargs)",
+            file=sys.stderr,
+        )
+        return 1
+    # Only a trial that solved can be best: an unsolved run's score is a penalty, and with
+    # --objective seconds a fast one that never solves could score below one that did.
+    best = min(solving, key=lambda t: t.value)
     fixed = optuna.trial.FixedTrial(best.params)
     hp, hidden = sample_settings(fixed, args.agent, horizon)
     memory = memory_config(fixed, args.memory, hidden)
@@ -215,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     comment = [
         f"# Tuned: {command}",
         f"# {len(study.trials)} trials ({len(done)} completed), {args.seeds} seeds each, cap {args.steps} steps;",
-        f"# best: mean {args.objective} to solve {best.value:.0f}"
+        f"# best: mean {args.objective} to solve {best.value:.{0 if args.objective == 'steps' else 1}f}"
         + ("" if solved else f" (some seeds did not solve: they count as cap x {args.penalty})")
         + f", memory {memory}.",
     ]
