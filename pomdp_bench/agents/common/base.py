@@ -126,6 +126,10 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
+def _copies(n: int) -> str:
+    return f"{n} cop{'y' if n == 1 else 'ies'}"
+
+
 class Agent(abc.ABC, Generic[SettingsT]):
     """What every agent has: see the module docstring.
 
@@ -884,7 +888,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
         return data
 
     @classmethod
-    def _fit_copies(cls, settings: SettingsT, copies: int, path: Any) -> SettingsT:
+    def _fit_copies(cls, settings: SettingsT, copies: int, saved_copies: int | None, path: Any) -> SettingsT:
         """The saved ``settings`` for an env of ``copies`` copies given to ``load``: the
         fields whose valid values depend on the copies (``copy_dependent``: PPO's and
         PQN's ``bptt_length``) go back to their defaults where the saved values do not
@@ -907,17 +911,17 @@ class Agent(abc.ABC, Generic[SettingsT]):
         if resolved is None or not changed:
             name = cls.__name__
             raise ValueError(
-                f"{path} was trained with {settings.n_envs} copies of its env, and its settings do not "
-                f"fit the {copies} copies of the env given ({first_error}). Load it with a factory "
-                f"(a function returning the env) for {settings.n_envs} copies, e.g. "
-                f"{name}.load(path, env=lambda: gym.make(...)), or give a vector env of "
-                f"{settings.n_envs} copies"
+                f"{path} was trained on {saved_copies} copies of its env, and its settings do not fit "
+                f"the {_copies(copies)} of the env given ({first_error}). Load it with a factory (a "
+                f"function returning the env) for {saved_copies} copies, e.g. "
+                f"{name}.load(path, env=lambda: gym.make(...)), or with a vector env of "
+                f"{saved_copies} copies"
             ) from None
         was = ", ".join(f"{n}={getattr(settings, n)}" for n in changed)
         now = ", ".join(f"{n}={getattr(resolved, n)}" for n in changed)
         warnings.warn(
-            f"{path}: {was} does not fit the {copies} cop{'y' if copies == 1 else 'ies'} of the env "
-            f"given; loaded with {now}, the default for them. predict and evaluate are unchanged; "
+            f"{path}: {was} does not fit the {_copies(copies)} of the env given; loaded with {now}, "
+            f"the default for them. predict and evaluate are unchanged; "
             f"further training uses {now}",
             UserWarning,
             stacklevel=3,
@@ -973,8 +977,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
         elif not isinstance(env, str):  # an env brings its own kwargs and wrappers
             env_kwargs = wrappers = None
             if isinstance(env, (gym.Env, VectorEnv)):  # and its copies; a factory keeps n_envs
+                saved_copies = settings.n_envs
                 settings = settings.make(settings, n_envs=None)
-                settings = cls._fit_copies(settings, 1 if isinstance(env, gym.Env) else env.num_envs, path)
+                copies = 1 if isinstance(env, gym.Env) else env.num_envs
+                settings = cls._fit_copies(settings, copies, saved_copies, path)
         model = cls(env, settings=settings, env_kwargs=env_kwargs, env_wrappers=wrappers, device=device)
         # A save without optimisers (save(optimizers=False)) trains on from fresh ones.
         fresh = {k: v for k, v in model._state_dicts().items() if k.endswith("optimizer") and k not in data}

@@ -197,6 +197,8 @@ def infos_as_list(infos: Mapping[str, Any], n: int) -> list[dict[str, Any]]:
         if key.startswith("_"):
             continue
         mask = infos.get(f"_{key}")
+        if isinstance(values, Mapping):  # final_info: a dict of arrays itself
+            values = infos_as_list(values, n)
         for i in range(n):
             if mask is None or mask[i]:
                 out[i][key] = values[i]
