@@ -29,7 +29,7 @@ from stable_baselines3.common.callbacks import (
 )
 from stable_baselines3.common.monitor import Monitor
 
-from pomdp_bench.agents import DQN, PPO, SAC
+from pomdp_bench.agents import DQN, PPO, PQN, SAC
 
 # 2 copies, 8 steps per rollout: a rollout is 8 vector steps, 16 env steps.
 SMALL = dict(n_envs=2, n_steps=8, net_arch=[8])
@@ -231,3 +231,15 @@ def test_progress_bar_callback_counts_every_env_step(monkeypatch) -> None:
     model.learn(ROLLOUT)
     model.learn(2 * ROLLOUT, callback=callback, reset_num_timesteps=False)
     assert callback.pbar.total == 2 * ROLLOUT and callback.pbar.n == 2 * ROLLOUT
+
+
+@pytest.mark.parametrize("agent_class", [PQN, DQN, SAC])
+def test_eval_callback_runs_on_every_agent(agent_class, tmp_path) -> None:
+    small = dict(n_steps=8, net_arch=[8]) if agent_class is PQN else OFF_POLICY
+    model = agent_class("TMaze-v1", "gru", env_kwargs={"corridor_length": 3}, n_envs=2, **small)
+    callback = EvalCallback(
+        _eval_env(), eval_freq=8, n_eval_episodes=2, best_model_save_path=str(tmp_path), verbose=0
+    )
+    model.learn(32, callback=callback)
+    assert callback.n_calls == 16 and np.isfinite(callback.last_mean_reward)
+    assert type(agent_class.load(tmp_path / "best_model")) is agent_class
