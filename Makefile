@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 TORCH_PIP_ARGS ?=
-EXTRAS ?= dev,sb3,ray,browser,popgym,docs
+EXTRAS ?= dev,sb3,tensorboard,ray,browser,popgym,docs
 BIN := $(VENV)/bin
 
 .PHONY: setup run smoke demo test test-kernels bench lint docs clean

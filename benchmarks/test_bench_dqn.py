@@ -58,7 +58,7 @@ def test_cartpole_training_beside_sb3(benchmark, agent: str) -> None:
         model.learn(1024)
 
         def train() -> None:
-            model.learn(512)
+            model.learn(512, reset_num_timesteps=False)
 
     benchmark.extra_info["items_per_call"] = 512
     benchmark.pedantic(train, rounds=3, warmup_rounds=1)

@@ -58,7 +58,7 @@ def test_pendulum_training_beside_sb3(benchmark, agent: str) -> None:
         model.learn(200)
 
         def train() -> None:
-            model.learn(200)
+            model.learn(200, reset_num_timesteps=False)
 
     benchmark.extra_info["items_per_call"] = 200
     benchmark.pedantic(train, rounds=5, warmup_rounds=1)

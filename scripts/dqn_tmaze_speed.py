@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
             model.learn(model.settings.learning_starts)  # random steps, no updates
             updates = model.n_updates
             wall, cpu = time.perf_counter(), time.process_time()
-            model.learn(args.steps)
+            model.learn(args.steps, reset_num_timesteps=False)  # past learning_starts
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             print(
                 f"corridor {corridor} {kind}: {args.steps / wall:.1f} env steps/s (wall), "

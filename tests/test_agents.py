@@ -275,3 +275,116 @@ def test_predict_and_evaluate_share_one_policy_step(agent_class) -> None:
     np.testing.assert_array_equal(first, agent.evaluate(4))
     with pytest.raises(ValueError, match="n_episodes must be >= 1"):
         agent.evaluate(0)
+
+
+# -- seeds, threads, help, load onto one env, devices (issue 51) --------------------
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
+def test_seed_none_draws_from_numpys_global_generator_and_is_kept(agent_class) -> None:
+    def run(global_seed: int):
+        np.random.seed(global_seed)  # noqa: NPY002 (SB3's set_random_seed seeds this generator)
+        return _agent(agent_class, seed=None).learn(32)
+
+    a, b, c = run(5), run(5), run(6)
+    assert isinstance(a.seed, int) and a.seed == a.settings.seed == b.seed != c.seed
+    assert a.episode_log == b.episode_log
+    for p, q in zip(_parameters(a), _parameters(b), strict=True):
+        assert torch.equal(p, q)
+    assert any(not torch.equal(p, q) for p, q in zip(_parameters(a), _parameters(c), strict=True))
+    again = _agent(agent_class, seed=a.seed).learn(32)  # the kept seed repeats the run
+    assert again.episode_log == a.episode_log
+
+
+def test_seed_none_follows_sb3s_set_random_seed() -> None:
+    set_random_seed = pytest.importorskip("stable_baselines3.common.utils").set_random_seed
+    set_random_seed(11)
+    first = _agent(PPO, seed=None).seed
+    set_random_seed(11)
+    assert _agent(PPO, seed=None).seed == first
+
+
+def test_the_harness_gives_every_run_its_own_seed() -> None:
+    from pomdp_bench.harness.spec import RunSpec
+    from pomdp_bench.harness.training import agent_settings
+
+    spec = RunSpec("TMaze-v1", TMAZE_KWARGS, "ppo", {"kind": "gru"}, None, 2, 64, hyperparams={"seed": None})
+    assert agent_settings(spec).seed == spec.agent_seed() is not None
+
+
+TMAZE_KWARGS = {"corridor_length": 3}
+
+
+@pytest.mark.parametrize("agent_class", [PPO, SAC, DQN, PQN])
+def test_num_threads_is_applied_process_wide_and_validated(agent_class) -> None:
+    before = torch.get_num_threads()
+    try:
+        agent = _agent(agent_class, num_threads=2)
+        assert torch.get_num_threads() == 2 and agent.settings.num_threads == 2
+        torch.set_num_threads(3)
+        agent.learn(16)  # learn applies it again
+        assert torch.get_num_threads() == 2
+        _agent(agent_class)  # the default: one thread, as the harness's workers
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(3)
+        _agent(agent_class, num_threads=None).learn(16)  # None: torch's own choice stays
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+    for bad, error in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match=r"num_threads must be .*\(or None: torch's own choice\)"):
+            SETTINGS[agent_class].make(num_threads=bad)
+
+
+@pytest.mark.parametrize("settings_class", [PPOSettings, SACSettings, DQNSettings, PQNSettings])
+def test_help_shows_every_field_as_sb3s_param_lines(settings_class) -> None:
+    import dataclasses
+    import pydoc
+
+    text = pydoc.render_doc(settings_class, renderer=pydoc.plaintext)
+    for field in dataclasses.fields(settings_class):
+        assert f":param {field.name}:" in settings_class.__doc__, field.name
+        assert f":param {field.name}:" in text, field.name
+    assert "Torch's intra-op threads" in text and "numpy's global generator" in text
+
+
+@pytest.mark.parametrize("agent_class", [PPO, PQN])
+def test_load_onto_a_single_env_fits_the_piece_length(agent_class, tmp_path) -> None:
+    import gymnasium as gym
+
+    agent = agent_class("TMaze-v1", "gru", env_kwargs=TMAZE_KWARGS, n_envs=8, n_steps=16, net_arch=[8])
+    assert agent.settings.bptt_length == 16  # whole rollouts: 8 copies into 4 minibatches
+    agent.save(tmp_path / "agent")
+    with pytest.warns(
+        UserWarning, match=r"bptt_length=16 does not fit the 1 copy .* loaded with bptt_length=4"
+    ):
+        loaded = agent_class.load(tmp_path / "agent", env=gym.make("TMaze-v1", **TMAZE_KWARGS))
+    assert loaded.n_envs == 1 and loaded.settings.bptt_length == 4
+    obs = np.eye(2, dtype=np.float32)
+    np.testing.assert_array_equal(
+        agent.predict(obs, deterministic=True)[0], loaded.predict(obs, deterministic=True)[0]
+    )
+    assert loaded.evaluate(2).shape == (2,)
+    loaded.learn(16)  # and trains on
+
+
+def test_load_onto_a_single_env_says_how_when_the_settings_cannot_fit(tmp_path) -> None:
+    import gymnasium as gym
+
+    agent = PPO("TMaze-v1", env_kwargs=TMAZE_KWARGS, n_envs=4, n_steps=2, num_minibatches=8, net_arch=[8])
+    agent.save(tmp_path / "agent")
+    with pytest.raises(
+        ValueError, match=r"Load it with a factory .* for 4 copies, e\.g\. PPO\.load\(path, env=lambda"
+    ):
+        PPO.load(tmp_path / "agent", env=gym.make("TMaze-v1", **TMAZE_KWARGS))
+    factory = PPO.load(tmp_path / "agent", env=lambda: gym.make("TMaze-v1", **TMAZE_KWARGS))
+    assert factory.n_envs == 4
+
+
+def test_a_missing_cuda_is_a_value_error_naming_the_valid_devices(monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(
+        ValueError, match=r"device='cuda' but CUDA is not available .*valid devices here: \['auto', 'cpu'"
+    ):
+        _agent(PPO, device="cuda")
+    with pytest.raises(ValueError, match=r"device='gpu' is not a device torch knows; valid devices here"):
+        _agent(PPO, device="gpu")
+    assert _agent(PPO, device="auto").device == torch.device("cpu")

@@ -41,7 +41,7 @@ def test_a_stored_run_reloads_into_the_agent_that_made_its_final_evaluation(tmp_
         agent = store.load_agent(SPEC.key())
     assert agent.num_timesteps == result.timesteps
     assert np.allclose(agent.evaluate(SPEC.eval_episodes), result.final_returns)
-    agent.learn(512)  # from fresh optimisers
+    agent.learn(512, reset_num_timesteps=False)  # from fresh optimisers, counting on
     assert agent.num_timesteps >= result.timesteps + 512
 
 

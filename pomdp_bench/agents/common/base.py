@@ -18,7 +18,15 @@ Random streams. Everything random in a run derives from ``settings.seed``: env r
 through :func:`~pomdp_bench.agents.common.seeding.env_seeds` (training and evaluation draw
 disjoint episodes), torch generators through :meth:`Agent._stream` (``seed + offset``,
 each agent naming its offsets), and the networks from ``torch.manual_seed(seed)``
-inside a forked RNG, so building an agent leaves the global RNG untouched.
+inside a forked RNG, so building an agent leaves the global RNG untouched. ``seed=None``
+draws the seed from numpy's global generator once, at construction (SB3's
+``set_random_seed`` decides it), and keeps it as ``seed``.
+
+SB3's habits (:mod:`~pomdp_bench.agents.common.sb3_habits`): ``learn`` takes SB3's
+callbacks (``EvalCallback``, ``CheckpointCallback``, ...) and logs to TensorBoard through
+SB3's ``Logger`` under SB3's keys (``tensorboard_log=``); ``get_parameters``,
+``set_parameters``, ``get_env`` and ``set_env`` are SB3's. These need the ``[sb3]``
+extra (and ``[tensorboard]`` for the event files), imported only when used.
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ import abc
 import collections
 import io
 import math
+import os
+import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -40,14 +51,28 @@ from tqdm.auto import tqdm
 
 from pomdp_bench.agents.common.evaluation import evaluate_episodes
 from pomdp_bench.agents.common.networks import MemoryState, state_from_numpy, state_to_numpy
-from pomdp_bench.agents.common.sb3_habits import from_policy_kwargs, log_line, refuse_policy_string
+from pomdp_bench.agents.common.sb3_habits import (
+    TENSORBOARD_EXCLUDED,
+    CallbackDriver,
+    StepHook,
+    check_logging_extras,
+    from_policy_kwargs,
+    log_line,
+    make_logger,
+    refuse_policy_string,
+    refuse_sb3_keywords,
+    sb3_records,
+    split_callback,
+    walk_callbacks,
+)
 from pomdp_bench.agents.common.seeding import env_seeds
+from pomdp_bench.agents.common.sequence_buffer import SequenceReplayBuffer
 from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.agents.common.spaces import flat_vector_env, flatten_observations, needs_flattening
 from pomdp_bench.envs.make import make_vector_env, training_env
 from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.memory import MemoryConfig
-from pomdp_bench.validation import check_int
+from pomdp_bench.validation import check_bool, check_int
 
 SettingsT = TypeVar("SettingsT", bound=AgentSettings)
 AgentT = TypeVar("AgentT", bound="Agent")
@@ -56,11 +81,53 @@ AgentT = TypeVar("AgentT", bound="Agent")
 EVALUATION_STREAM = 10_001
 
 
+def available_devices() -> list[str]:
+    """The devices an agent can take on this machine: ``"auto"``, ``"cpu"``, and
+    ``"cuda"``/``"cuda:<i>"`` or ``"mps"`` where torch finds them."""
+    devices = ["auto", "cpu"]
+    if torch.cuda.is_available():
+        devices += ["cuda", *(f"cuda:{i}" for i in range(torch.cuda.device_count()))]
+    if torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
 def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"``: CUDA when available, else the CPU; anything else as torch reads it."""
+    """``"auto"``: CUDA when available, else the CPU; anything else as torch reads it.
+
+    Raises:
+        ValueError: a device torch does not know, or one this machine lacks (CUDA on a
+            torch without CUDA or without a GPU), listing the devices it has.
+    """
     if str(device) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f"device={device!r} is not a device torch knows; valid devices here: {available_devices()}"
+        ) from None
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch has no CUDA build" if torch.version.cuda is None else "torch finds no GPU"
+            raise ValueError(
+                f"device={device!r} but CUDA is not available ({why}; torch {torch.__version__}); "
+                f"valid devices here: {available_devices()}"
+            )
+        if resolved.index is not None and resolved.index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device={device!r} but torch finds {torch.cuda.device_count()} GPU(s); "
+                f"valid devices here: {available_devices()}"
+            )
+    elif resolved.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(
+            f"device={device!r} but MPS is not available; valid devices here: {available_devices()}"
+        )
+    return resolved
+
+
+def _copies(n: int) -> str:
+    return f"{n} cop{'y' if n == 1 else 'ies'}"
 
 
 class Agent(abc.ABC, Generic[SettingsT]):
@@ -85,6 +152,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
         device: ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ...
         verbose: 0 quiet; 1 prints a line of statistics per log entry of ``history``
             (return, losses, speed), as SB3's ``verbose=1``.
+        tensorboard_log: a folder for TensorBoard event files, as SB3's: each ``learn``
+            writes a run ``<tb_log_name>_<n>`` in it through SB3's ``Logger``, under
+            SB3's keys (``rollout/ep_rew_mean``, ``train/value_loss``, ...). Needs the
+            ``[sb3]`` and ``[tensorboard]`` extras.
         policy_kwargs: SB3's ``policy_kwargs`` where they have an equivalent here
             (``net_arch``, ``activation_fn``, ``lstm_hidden_size``, ``n_lstm_layers``,
             ``enable_critic_lstm``, ``shared_lstm``, ``ortho_init``, ``log_std_init``);
@@ -92,8 +163,12 @@ class Agent(abc.ABC, Generic[SettingsT]):
         **changes: fields of the settings, overriding ``settings``.
 
     Raises:
-        TypeError: an unknown setting (the message lists the valid ones) or a wrong type.
-        ValueError: settings that cannot work, saying what would.
+        TypeError: an unknown setting (the message lists the valid ones) or a wrong type;
+            an SB3 keyword with no meaning here (the message names what plays its part).
+        ValueError: settings that cannot work, saying what would; a device this
+            machine lacks.
+        ImportError: ``tensorboard_log`` without SB3 or tensorboard (the message names
+            the extras to install).
 
     Attributes:
         env: the training vector env (``SAME_STEP`` autoreset).
@@ -101,6 +176,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
             vector env given without a spec).
         n_envs: copies stepped together (``N``).
         settings: the resolved settings (an :class:`~pomdp_bench.agents.common.settings.AgentSettings`).
+        seed: the seed in use (drawn at construction where ``seed=None``).
         num_timesteps: env steps taken in training, over all copies.
         n_updates: PPO: rollouts trained on; SAC: gradient steps taken.
         history: one dict of statistics per log entry (see the agent's ``learn``).
@@ -130,15 +206,25 @@ class Agent(abc.ABC, Generic[SettingsT]):
         device: str | torch.device = "auto",
         verbose: int = 0,
         policy_kwargs: Mapping[str, Any] | None = None,
+        tensorboard_log: str | os.PathLike[str] | None = None,
         **changes: Any,
     ) -> None:
         refuse_policy_string(type(self).__name__, env, memory)
+        refuse_sb3_keywords(type(self).__name__, changes, self.settings_class.field_names())
         self.verbose = check_int("verbose", verbose, minimum=0)
+        if tensorboard_log is not None:
+            check_logging_extras("tensorboard_log")
+        self.tensorboard_log = None if tensorboard_log is None else os.fspath(tensorboard_log)
+        self._logger: Any = None
+        self._custom_logger = False
         if policy_kwargs:
             memory, changes = from_policy_kwargs(policy_kwargs, memory, changes)
         if memory is not None:
             changes = {"memory": memory, **changes}
         made: SettingsT = self.settings_class.make(settings, **changes)  # type: ignore[assignment]
+        if made.seed is None:  # as SB3: the global generators decide (set_random_seed, np.random.seed)
+            made = made.make(made, seed=int(np.random.randint(2**31 - 1)))  # noqa: NPY002
+        self.device = resolve_device(device)
         self.env_wrappers = check_wrappers(env_wrappers)
         resolved = training_env(env, env_kwargs, made.n_envs, self.default_n_envs, self.env_wrappers)
         self.env, self.env_id, self.env_kwargs = resolved.env, resolved.env_id, resolved.env_kwargs
@@ -153,9 +239,9 @@ class Agent(abc.ABC, Generic[SettingsT]):
             self.env = flat_vector_env(self.env)
             self.observation_space = self.env.single_observation_space
             self.settings: SettingsT = made.resolve(self.n_envs)  # type: ignore[attr-defined]
-            self.seed = self.settings.seed
+            self.seed: int = self.settings.seed  # type: ignore[assignment]
             self.memory_config = self.settings.memory
-            self.device = resolve_device(device)
+            self._apply_num_threads()
             self._predict_generator = self._stream(self.predict_stream)
 
             self.num_timesteps = 0
@@ -163,6 +249,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
             self.history: list[dict[str, float]] = []
             self.episode_log: list[tuple[int, float, int]] = []
             self._recent_returns: collections.deque[float] = collections.deque(maxlen=100)
+            self._recent_lengths: collections.deque[int] = collections.deque(maxlen=100)
             self._setup_model()
         except BaseException:
             if not isinstance(env, (gym.Env, VectorEnv)):  # we built the copies: close them
@@ -199,17 +286,32 @@ class Agent(abc.ABC, Generic[SettingsT]):
         self: AgentT,
         total_timesteps: int,
         progress_bar: bool = False,
-        callback: Callable[[AgentT], bool | None] | None = None,
+        callback: Any = None,
+        log_interval: int = 1,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
     ) -> AgentT:
         """Train for ``total_timesteps`` env steps (rounded up to whole iterations of the
-        agent's loop: PPO's rollouts, SAC's vector steps), continuing where the last
-        call stopped.
+        agent's loop: PPO's and PQN's rollouts, SAC's and DQN's vector steps). The
+        weights, optimisers and the episodes in flight carry on from the last call.
 
         Args:
             total_timesteps: env steps, over all copies.
             progress_bar: show a tqdm bar.
-            callback: called with the agent after every iteration; returning ``False``
-                stops training.
+            callback: a function called with the agent after every iteration (returning
+                ``False`` stops training); an SB3 ``BaseCallback`` (``EvalCallback``,
+                ``CheckpointCallback``, ``CallbackList``, ...); or a list of either.
+                SB3 calls ``on_step`` once per vector env step, and so does this: with
+                ``num_timesteps`` counting that step, once the agent is done with it. A
+                ``False`` from it stops training at the end of the iteration (PPO and
+                PQN finish the rollout and its update; SAC and DQN stop at once).
+            log_interval: ``history`` entries between two dumps to the logger (PPO, PQN:
+                rollouts, as SB3's on-policy ``log_interval``).
+            tb_log_name: the TensorBoard run's name (default: the agent's class name).
+            reset_num_timesteps: as SB3's: ``True`` restarts ``num_timesteps`` (and the
+                window of recent episodes) at 0 and starts a new TensorBoard run;
+                ``False`` counts on and writes to the last run. Unlike SB3, neither
+                resets the envs: episodes in flight go on.
 
         ``self.history`` gains statistics as the agent's ``_iterate`` says;
         ``self.episode_log`` a ``(timesteps, return, length)`` per finished episode.
@@ -217,25 +319,92 @@ class Agent(abc.ABC, Generic[SettingsT]):
         Raises:
             FloatingPointError: a NaN or inf in a loss, gradient or parameter, naming
                 the update.
+            TypeError: a ``callback`` that is none of the above.
+            ValueError: an SB3 callback that cannot work here (the message gives ours).
         """
         total_timesteps = check_int("total_timesteps", total_timesteps, minimum=0)
+        log_interval = check_int("log_interval", log_interval, minimum=1)
+        reset_num_timesteps = check_bool("reset_num_timesteps", reset_num_timesteps)
+        tb_log_name = type(self).__name__ if tb_log_name is None else str(tb_log_name)
+        functions, sb3_callback = split_callback(callback)
+        self._apply_num_threads()
+        if reset_num_timesteps:
+            self.num_timesteps = 0
+            self._recent_returns.clear()
+            self._recent_lengths.clear()
         if self._obs is None:
             self._start_episodes()
+        if not self._custom_logger and (self.tensorboard_log is not None or sb3_callback is not None):
+            if self._logger is not None:
+                self._logger.close()
+            self._logger = make_logger(self.tensorboard_log, tb_log_name, reset_num_timesteps)
+        self._learn_start = time.perf_counter()
+        driver = None
+        if sb3_callback is not None:
+            driver = self._start_sb3_callback(
+                sb3_callback,
+                {
+                    "self": self,
+                    "total_timesteps": self.num_timesteps + total_timesteps,
+                    "callback": sb3_callback,
+                    "log_interval": log_interval,
+                    "tb_log_name": tb_log_name,
+                    "reset_num_timesteps": reset_num_timesteps,
+                    "progress_bar": progress_bar,
+                },
+            )
         bar = tqdm(total=total_timesteps, disable=not progress_bar, unit="step")
         try:
             logged = len(self.history)
+            entries = 0
             for steps in self._iterate(total_timesteps):
                 bar.update(steps)
                 if len(self.history) > logged:  # a new log entry (SAC logs every log_interval steps)
+                    entries += len(self.history) - logged
                     logged = len(self.history)
                     bar.set_postfix(mean_return=f"{self.history[-1]['mean_return']:.3g}", refresh=False)
                     if self.verbose:
                         bar.write(log_line(self.history[-1]))
-                if callback is not None and callback(self) is False:
+                    if self._logger is not None and entries % log_interval == 0:
+                        self.dump_logs()
+                stop = False
+                if driver is not None:
+                    driver.end_iteration()
+                    stop = driver.stop
+                for function in functions:
+                    stop = function(self) is False or stop
+                if stop:
                     break
         finally:
             bar.close()
+            if driver is not None:
+                self.env = self.env.hooked_env
+        if driver is not None:
+            sb3_callback.on_training_end()
         return self
+
+    def _start_sb3_callback(self, callback: Any, locals_: dict[str, Any]) -> CallbackDriver:
+        """Check an SB3 callback, initialise it as SB3's ``learn`` does, and hook the
+        training env's ``step`` to it for the coming ``learn``."""
+        for item in walk_callbacks(callback):
+            if getattr(item, "save_replay_buffer", False) and self._has_replay_buffer():
+                raise ValueError(
+                    f"{type(item).__name__}(save_replay_buffer=True): {type(self).__name__}.save writes "
+                    "no replay buffer (a loaded agent refills it); pass save_replay_buffer=False"
+                )
+        with warnings.catch_warnings():
+            # EvalCallback warns when the training env (a Gymnasium vector env here) and
+            # the eval env (an SB3 VecEnv) differ in type, a check for VecNormalize
+            # wrappers; the normalisation here lives in the agent, which predict applies.
+            warnings.filterwarnings("ignore", message="Training and eval env are not of the same type")
+            callback.init_callback(self)
+        callback.on_training_start(locals_, globals())
+        driver = CallbackDriver(callback, self.n_envs)
+        self.env = StepHook(self.env, driver)  # type: ignore[assignment]
+        return driver
+
+    def _has_replay_buffer(self) -> bool:
+        return any(isinstance(value, SequenceReplayBuffer) for value in vars(self).values())
 
     @abc.abstractmethod
     def _start_episodes(self) -> None:
@@ -247,8 +416,169 @@ class Agent(abc.ABC, Generic[SettingsT]):
         steps each iteration took."""
 
     # ------------------------------------------------------------------------
-    # Seeding, episode statistics, the NaN guard
+    # SB3's logger, environment and parameter accessors
     # ------------------------------------------------------------------------
+    @property
+    def logger(self) -> Any:
+        """SB3's ``Logger`` that ``learn`` writes to and SB3's callbacks record into
+        (TensorBoard files with ``tensorboard_log``, else one that writes nothing; or
+        the one given to :meth:`set_logger`). Needs the ``[sb3]`` extra.
+        """
+        if self._logger is None:
+            self._logger = make_logger(None, type(self).__name__, True)
+        return self._logger
+
+    def set_logger(self, logger: Any) -> None:
+        """Use SB3's ``logger`` (e.g. ``stable_baselines3.common.logger.configure(folder,
+        ["stdout", "csv", "tensorboard"])``) in every later ``learn``, as SB3's
+        ``set_logger``; ``tensorboard_log`` is then not read."""
+        self._logger, self._custom_logger = logger, True
+
+    def dump_logs(self) -> None:
+        """Record the last ``history`` entry in :attr:`logger` under SB3's keys
+        (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``time/fps``,
+        ``train/value_loss``, ...) and write them at step ``num_timesteps``, as SB3's
+        ``dump_logs``."""
+        logger = self.logger
+        for key, value in sb3_records(self.history[-1] if self.history else {}).items():
+            logger.record(key, value, exclude="tensorboard" if key in TENSORBOARD_EXCLUDED else None)
+        if self._recent_lengths:
+            logger.record("rollout/ep_len_mean", float(np.mean(self._recent_lengths)))
+        start = getattr(self, "_learn_start", time.perf_counter())
+        logger.record("time/time_elapsed", int(time.perf_counter() - start), exclude="tensorboard")
+        logger.record("time/total_timesteps", self.num_timesteps, exclude="tensorboard")
+        logger.dump(step=self.num_timesteps)
+
+    @property
+    def ep_info_buffer(self) -> collections.deque[dict[str, float]]:
+        """The last 100 finished training episodes as SB3's ``ep_info_buffer`` holds
+        them: ``{"r": return, "l": length}`` each (a copy; no ``"t"``)."""
+        return collections.deque(
+            ({"r": r, "l": n} for r, n in zip(self._recent_returns, self._recent_lengths, strict=True)),
+            maxlen=100,
+        )
+
+    def get_vec_normalize_env(self) -> None:
+        """None, always: observation and reward normalisation live in the agent
+        (``normalize_observations``, ``normalize_rewards``); ``save`` keeps their
+        statistics and ``predict`` applies them. SB3's callbacks ask for this."""
+        return None
+
+    def get_env(self) -> VectorEnv:
+        """The Gymnasium vector env the agent trains on (SB3's ``get_env`` returns its
+        ``VecEnv``)."""
+        env = self.env
+        return env.hooked_env if isinstance(env, StepHook) else env
+
+    def set_env(
+        self,
+        env: str | gym.Env | VectorEnv | Callable[[], gym.Env],
+        force_reset: bool = True,
+    ) -> None:
+        """Train on ``env`` from the next ``learn`` on, as SB3's ``set_env``: an id (with
+        this agent's ``env_kwargs`` and wrappers when it is the same id), a ``gym.Env``,
+        a factory or a ``SAME_STEP`` vector env, with the agent's spaces and number of
+        copies. The next ``learn`` starts fresh episodes on it; the memories and
+        replay rows of the old episodes stay as they were.
+
+        Raises:
+            ValueError: other spaces or another number of copies, saying what is valid
+                (to change the number of copies, ``save`` and ``load(path, env=...)``);
+                ``force_reset=False``.
+        """
+        name = type(self).__name__
+        if not check_bool("force_reset", force_reset):
+            raise ValueError(
+                f"force_reset=False would step the new env on from the old env's last observations; "
+                f"{name}.set_env always starts fresh episodes (leave force_reset=True)"
+            )
+        copies = (
+            1 if isinstance(env, gym.Env) else env.num_envs if isinstance(env, VectorEnv) else self.n_envs
+        )
+        if copies != self.n_envs:
+            raise ValueError(
+                f"set_env needs {self.n_envs} copies of the env, as the agent has (n_envs={self.n_envs}); "
+                f"got {copies}. For another number of copies: {name}.save(path), then "
+                f"{name}.load(path, env=...)"
+            )
+        same_id = isinstance(env, str) and env == self.env_id
+        resolved = training_env(
+            env,
+            self.env_kwargs if same_id else None,
+            None if isinstance(env, (gym.Env, VectorEnv)) else self.n_envs,
+            self.default_n_envs,
+            self.env_wrappers if same_id else (),
+        )
+        spaces = (resolved.env.single_observation_space, resolved.env.single_action_space)
+        if spaces != (self.raw_observation_space, self.action_space):
+            if not isinstance(env, (gym.Env, VectorEnv)):  # we built the copies: close them
+                resolved.env.close()
+            raise ValueError(
+                f"set_env needs the agent's observation space {self.raw_observation_space} and action "
+                f"space {self.action_space}; the env has {spaces[0]} and {spaces[1]}"
+            )
+        self.env, self.env_id, self.env_kwargs = (
+            flat_vector_env(resolved.env),
+            resolved.env_id,
+            resolved.env_kwargs,
+        )
+        self._training_env = resolved
+        self._env_from_id = isinstance(env, str)
+        self.env_wrappers = resolved.wrappers if isinstance(env, str) else ()
+        self._obs = None  # the next learn resets the new env
+
+    def get_parameters(self) -> dict[str, Any]:
+        """The learned state by name, as SB3's ``get_parameters``: the state dict of each
+        network and optimiser (and the few scalars an agent keeps, e.g. DQN's
+        ``exploration_rate``); the arrays are the agent's own, not copies. What ``save``
+        writes beside the settings."""
+        return dict(self._state_dicts())
+
+    def set_parameters(
+        self,
+        load_path_or_dict: str | Path | io.BufferedIOBase | Mapping[str, Any],
+        exact_match: bool = True,
+        device: str | torch.device = "auto",
+    ) -> None:
+        """Load learned state by name, as SB3's ``set_parameters``: a dict from
+        :meth:`get_parameters`, or a save of this agent (a path or a binary file).
+
+        Args:
+            load_path_or_dict: the parameters, or where to read them.
+            exact_match: every name of :meth:`get_parameters` must be given; ``False``
+                loads the names given and keeps the rest.
+            device: where to read a save's tensors before they go to the agent's
+                device (``"auto"``: the CPU).
+
+        Raises:
+            ValueError: a name the agent does not have, or (``exact_match``) a missing
+                one, listing the agent's names.
+        """
+        own = self._state_dicts()
+        if isinstance(load_path_or_dict, Mapping):
+            given = dict(load_path_or_dict)
+        else:
+            data = self._read_save(load_path_or_dict, "cpu" if str(device) == "auto" else device)
+            given = {k: data[k] for k in own if k in data}
+        unknown = sorted(set(given) - set(own))
+        missing = sorted(set(own) - set(given))
+        if unknown or (exact_match and missing):
+            raise ValueError(
+                f"set_parameters: {type(self).__name__}'s parameters are {sorted(own)}; got unknown "
+                f"{unknown} and missing {missing}"
+                + (" (exact_match=False loads only those given)" if missing and not unknown else "")
+            )
+        self._load_state_dicts({**own, **given})
+
+    # ------------------------------------------------------------------------
+    # Seeding, threads, episode statistics, the NaN guard
+    # ------------------------------------------------------------------------
+    def _apply_num_threads(self) -> None:
+        """``torch.set_num_threads(settings.num_threads)`` (process-wide), unless None."""
+        threads = getattr(self.settings, "num_threads", None)
+        if threads is not None and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
     def _stream(self, offset: int) -> torch.Generator:
         """A torch generator on the agent's device seeded ``seed + offset``."""
         return torch.Generator(device=self.device).manual_seed(self.seed + offset)
@@ -281,6 +611,7 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 zip([self.num_timesteps] * ended.size, returns, lengths.tolist(), strict=True)
             )
             self._recent_returns.extend(returns)
+            self._recent_lengths.extend(lengths.tolist())
         self._episode_return[done] = 0.0
         self._episode_length[done] = 0
         return ended, lengths
@@ -534,6 +865,70 @@ class Agent(abc.ABC, Generic[SettingsT]):
         return path
 
     @classmethod
+    def _read_save(
+        cls, path: str | Path | io.BufferedIOBase, map_location: str | torch.device = "cpu"
+    ) -> dict[str, Any]:
+        """A save of this agent as a dict of the current format (tensors read with
+        ``weights_only=True``).
+
+        Raises:
+            ValueError: not a save of this agent, or of a format this version cannot read.
+        """
+        if not isinstance(path, io.IOBase):
+            path = Path(path)
+            if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():
+                path = path.with_suffix(".zip")  # save("model") wrote model.zip
+        data = torch.load(path, map_location=map_location, weights_only=True)
+        if not isinstance(data, dict) or "format" not in data:
+            raise ValueError(f"{path} is not a pomdp_bench agent save")
+        if data.get("agent", cls.__name__) != cls.__name__:
+            raise ValueError(f"{path} holds a {data['agent']} agent; load it with {data['agent']}.load")
+        if data["format"] != cls.save_format:
+            data = cls._upgrade(dict(data), path)
+        return data
+
+    @classmethod
+    def _fit_copies(cls, settings: SettingsT, copies: int, saved_copies: int | None, path: Any) -> SettingsT:
+        """The saved ``settings`` for an env of ``copies`` copies given to ``load``: the
+        fields whose valid values depend on the copies (``copy_dependent``: PPO's and
+        PQN's ``bptt_length``) go back to their defaults where the saved values do not
+        fit, with a warning; they shape further training only.
+
+        Raises:
+            ValueError: the settings cannot fit ``copies`` copies, saying how to load.
+        """
+        try:
+            settings.resolve(copies)  # type: ignore[attr-defined]
+            return settings
+        except ValueError as error:
+            first_error = error
+        changed = [name for name in settings.copy_dependent if getattr(settings, name) is not None]
+        fitted = settings.make(settings, **dict.fromkeys(changed))
+        try:
+            resolved = fitted.resolve(copies)  # type: ignore[attr-defined]
+        except ValueError:
+            resolved = None
+        if resolved is None or not changed:
+            name = cls.__name__
+            raise ValueError(
+                f"{path} was trained on {saved_copies} copies of its env, and its settings do not fit "
+                f"the {_copies(copies)} of the env given ({first_error}). Load it with a factory (a "
+                f"function returning the env) for {saved_copies} copies, e.g. "
+                f"{name}.load(path, env=lambda: gym.make(...)), or with a vector env of "
+                f"{saved_copies} copies"
+            ) from None
+        was = ", ".join(f"{n}={getattr(settings, n)}" for n in changed)
+        now = ", ".join(f"{n}={getattr(resolved, n)}" for n in changed)
+        warnings.warn(
+            f"{path}: {was} does not fit the {_copies(copies)} of the env given; loaded with {now}, "
+            f"the default for them. predict and evaluate are unchanged; "
+            f"further training uses {now}",
+            UserWarning,
+            stacklevel=3,
+        )
+        return fitted
+
+    @classmethod
     def load(
         cls: type[AgentT],
         path: str | Path | io.BufferedIOBase,
@@ -554,24 +949,20 @@ class Agent(abc.ABC, Generic[SettingsT]):
             ``env=`` builds the env you give, and the save's env id and wrappers are
             then not imported.
 
+        A ``gym.Env`` or a vector env given as ``env`` brings its own number of copies.
+        Where the saved piece length (PPO's and PQN's ``bptt_length``) does not fit
+        them, it goes back to its default for them, with a warning: it shapes further
+        training only, not ``predict`` or ``evaluate``.
+
         Raises:
             ValueError: ``path`` is not a save of this agent, or of a format this
                 version cannot read (the message names it), or a module path in it is
-                not dotted identifiers.
+                not dotted identifiers; settings that cannot fit the copies of the
+                ``env`` given (the message says how to load).
             TypeError: a wrapper path in it names something other than a
                 ``gymnasium.Wrapper`` subclass.
         """
-        if not isinstance(path, io.IOBase):
-            path = Path(path)
-            if not path.exists() and not path.suffix and path.with_suffix(".zip").exists():
-                path = path.with_suffix(".zip")  # save("model") wrote model.zip
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        if not isinstance(data, dict) or "format" not in data:
-            raise ValueError(f"{path} is not a pomdp_bench agent save")
-        if data.get("agent", cls.__name__) != cls.__name__:
-            raise ValueError(f"{path} holds a {data['agent']} agent; load it with {data['agent']}.load")
-        if data["format"] != cls.save_format:
-            data = cls._upgrade(dict(data), path)
+        data = cls._read_save(path)
         settings = cls.settings_class.from_dict(data["settings"])
         env_kwargs: dict[str, Any] | None = data["env_kwargs"]
         wrappers = data.get("env_wrappers") or None  # saves before 0.3 had none
@@ -586,7 +977,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
         elif not isinstance(env, str):  # an env brings its own kwargs and wrappers
             env_kwargs = wrappers = None
             if isinstance(env, (gym.Env, VectorEnv)):  # and its copies; a factory keeps n_envs
+                saved_copies = settings.n_envs
                 settings = settings.make(settings, n_envs=None)
+                copies = 1 if isinstance(env, gym.Env) else env.num_envs
+                settings = cls._fit_copies(settings, copies, saved_copies, path)
         model = cls(env, settings=settings, env_kwargs=env_kwargs, env_wrappers=wrappers, device=device)
         # A save without optimisers (save(optimizers=False)) trains on from fresh ones.
         fresh = {k: v for k, v in model._state_dicts().items() if k.endswith("optimizer") and k not in data}

@@ -19,13 +19,22 @@ A settings object is the single statement of what an agent can be told:
 
 The env (an id or a vector env), its kwargs and the device are not settings: they
 say where the agent runs, not what it is.
+
+``help(PPOSettings)`` shows every field: the class docstring gains a ``:param name:``
+line per field, made from the field's attribute docstring when the class is defined
+(:func:`field_docs`), so the two never disagree.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
+import inspect
+import itertools
+import textwrap
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pomdp_bench.agents.common.networks import activation_class
 from pomdp_bench.agents.common.schedules import as_schedule, schedule_to_data
@@ -36,20 +45,85 @@ from pomdp_bench.validation import check_int
 S = TypeVar("S", bound="AgentSettings")
 
 
+@functools.cache
+def field_docs(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(name, docstring)`` of each field ``cls`` declares itself with an attribute
+    docstring (an annotated assignment followed by a string), in source order; ``()``
+    where the source cannot be read (the class docstring then lacks the ``:param`` lines)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return ()
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs = []
+    for node, after in itertools.pairwise(body):
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        if ast.unparse(node.annotation).startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        doc = (
+            after.value.value
+            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+            else None
+        )
+        if isinstance(doc, str):
+            docs.append((node.target.id, inspect.cleandoc(doc)))
+    return tuple(docs)
+
+
+def _param_lines(cls: type) -> str:
+    """The ``:param name: doc`` lines of ``cls`` and its settings bases (own fields first)."""
+    seen: set[str] = set()
+    lines = []
+    for klass in cls.__mro__:
+        if not (isinstance(klass, type) and issubclass(klass, AgentSettings)):
+            continue
+        for name, doc in field_docs(klass):
+            if name not in seen:
+                seen.add(name)
+                lines.append(f":param {name}: " + doc.replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
 class AgentSettings:
-    """What every agent's settings share: the memory, the seed, the env copies,
-    construction from keywords and the plain-data round trip."""
+    """What every agent's settings share: the memory, the seed, the env copies, the
+    torch threads, construction from keywords and the plain-data round trip.
+
+    Every subclass's docstring gains a ``:param name:`` line per field (SB3's style, so
+    ``help()`` shows them), made from the attribute docstrings of its fields.
+    """
 
     #: the agent the settings belong to, for messages
     agent: ClassVar[str]
+    #: fields whose valid values depend on the number of env copies, reset to their
+    #: defaults when ``load`` puts a save on an env with another number of copies
+    copy_dependent: ClassVar[tuple[str, ...]] = ()
 
-    memory: MemoryConfig
-    n_envs: int | None
-    seed: int
+    if TYPE_CHECKING:  # every agent's settings declare these fields
+        memory: MemoryConfig
+        n_envs: int | None
+        seed: int | None
+
+    num_threads: int | None = dataclasses.field(default=1, kw_only=True)
+    """Torch's intra-op threads: the agent calls ``torch.set_num_threads(num_threads)``
+    when built and at each ``learn`` (process-wide, as the harness does in each worker,
+    with 1). ``None`` leaves torch's own choice."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        params = _param_lines(cls)
+        if params:
+            doc = inspect.cleandoc(cls.__doc__ or "")
+            cls.__doc__ = f"{doc}\n\n{params}\n" if doc else f"{params}\n"
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        """The fields: the agent's own in the order it declares them, then the shared ones
+        (``num_threads``)."""
+        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        shared = [f.name for f in dataclasses.fields(AgentSettings)]
+        return (*(n for n in names if n not in shared), *shared)
 
     @classmethod
     def make(cls: type[S], base: S | None = None, **changes: Any) -> S:
@@ -110,7 +184,13 @@ class AgentSettings:
         self._set("memory", MemoryConfig.from_any(self.memory))
         if self.n_envs is not None:
             self._set("n_envs", check_int("n_envs", self.n_envs, minimum=1))
-        self._set("seed", check_int("seed", self.seed))
+        if self.seed is not None:  # None: the agent draws one from numpy's global generator
+            self._set("seed", check_int("seed", self.seed))
+        if self.num_threads is not None:
+            try:
+                self._set("num_threads", check_int("num_threads", self.num_threads, minimum=1))
+            except ValueError as error:  # ArgumentTypeError (a TypeError) included
+                raise type(error)(f"{error} (or None: torch's own choice)") from None
         for name in self._schedules:
             value = getattr(self, name)
             if value is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -178,14 +178,23 @@ class DQN(Agent[DQNSettings]):
         self,
         total_timesteps: int,
         progress_bar: bool = False,
-        callback: Callable[[DQN], bool | None] | None = None,
+        callback: Any = None,
         log_interval: int = 1_000,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
     ) -> DQN:
         """The shell's :meth:`~pomdp_bench.agents.common.base.Agent.learn`, with
-        ``log_interval``: env steps between entries of ``self.history``. Epsilon's
+        ``log_interval``: env steps between entries of ``self.history``, each written to
+        the logger (SB3's off-policy ``log_interval`` counts episodes). Epsilon's
         schedule runs over this call's ``total_timesteps``, as SB3's."""
         self._log_interval = check_int("log_interval", log_interval, minimum=1)
-        return super().learn(total_timesteps, progress_bar, callback)
+        return super().learn(
+            total_timesteps,
+            progress_bar,
+            callback,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+        )
 
     def _iterate(self, total_timesteps: int) -> Iterator[int]:
         """The training loop (``learn`` in the shell drives it): vector steps, each

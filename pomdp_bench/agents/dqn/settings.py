@@ -103,9 +103,11 @@ class DQNSettings(AgentSettings):
     Kept as the dict."""
     activation: str = "relu"
     """Activation of the MLPs (``"relu"``, SB3's DQN default)."""
-    seed: int = 0
+    seed: int | None = 0
     """Seeds the network, the env resets, the exploration and the replay draws; the
-    same seed gives the same learning curve on one CPU."""
+    same seed gives the same learning curve on one CPU. ``None``: drawn from numpy's global generator when the agent is built (so
+    ``np.random.seed`` or SB3's ``set_random_seed`` decides, as in SB3), and kept
+    as ``model.seed`` and ``model.settings.seed`` so the run can be repeated."""
 
     def __post_init__(self) -> None:
         self._check_common()

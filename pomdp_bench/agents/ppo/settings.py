@@ -24,6 +24,7 @@ class PPOSettings(AgentSettings):
     where a field says otherwise)."""
 
     agent: ClassVar[str] = "PPO"
+    copy_dependent: ClassVar[tuple[str, ...]] = ("bptt_length",)
     _schedules: ClassVar[tuple[str, ...]] = ("clip_range", "clip_range_vf", "learning_rate")
 
     memory: MemoryConfig | Mapping[str, Any] | str | None = None
@@ -100,9 +101,11 @@ class PPOSettings(AgentSettings):
     """Experimental. What bounds an action's rise in one update: ``"ratio"`` (default,
     PPO's clip: by the factor ``1 + clip_range``) or ``"probability"`` (discrete actions
     only: ``pi <= pi_old + clip_range``). Falls keep PPO's ratio clip either way."""
-    seed: int = 0
+    seed: int | None = 0
     """Seeds the networks, the env resets, the action sampling and the shuffles; the
-    same seed gives the same learning curve on one CPU."""
+    same seed gives the same learning curve on one CPU. ``None``: drawn from numpy's global generator when the agent is built (so
+    ``np.random.seed`` or SB3's ``set_random_seed`` decides, as in SB3), and kept
+    as ``model.seed`` and ``model.settings.seed`` so the run can be repeated."""
 
     def __post_init__(self) -> None:
         self._check_common()

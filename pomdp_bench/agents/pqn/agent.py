@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -223,11 +223,16 @@ class PQN(Agent[PQNSettings]):
         self,
         total_timesteps: int,
         progress_bar: bool = False,
-        callback: Callable[[PQN], bool | None] | None = None,
+        callback: Any = None,
+        log_interval: int = 1,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
     ) -> PQN:
-        """The shell's :meth:`~pomdp_bench.agents.base.Agent.learn`; epsilon's and the
-        learning rate's schedules run over this call's ``total_timesteps``."""
-        return super().learn(total_timesteps, progress_bar, callback)
+        """The shell's :meth:`~pomdp_bench.agents.common.base.Agent.learn`; epsilon's and
+        the learning rate's schedules run over this call's ``total_timesteps``."""
+        return super().learn(
+            total_timesteps, progress_bar, callback, log_interval, tb_log_name, reset_num_timesteps
+        )
 
     def _iterate(self, total_timesteps: int) -> Iterator[int]:
         """The training loop (``learn`` in the shell drives it): whole rollouts, each

@@ -28,6 +28,7 @@ class PQNSettings(AgentSettings):
     defaults; the rollout's shape as PPO's)."""
 
     agent: ClassVar[str] = "PQN"
+    copy_dependent: ClassVar[tuple[str, ...]] = ("bptt_length",)
     _schedules: ClassVar[tuple[str, ...]] = ("learning_rate",)
 
     memory: MemoryConfig | Mapping[str, Any] | str | None = None
@@ -79,8 +80,11 @@ class PQNSettings(AgentSettings):
     and ``encoder`` (before it); ``None``: ``encoder=[64]``, ``q=[64]``. Kept as the dict."""
     activation: str = "relu"
     """Activation of the MLPs."""
-    seed: int = 0
-    """Seeds the network, the env resets, the exploration and the minibatch shuffles."""
+    seed: int | None = 0
+    """Seeds the network, the env resets, the exploration and the minibatch shuffles.
+    ``None``: drawn from numpy's global generator when the agent is built (so
+    ``np.random.seed`` or SB3's ``set_random_seed`` decides, as in SB3), and kept
+    as ``model.seed`` and ``model.settings.seed`` so the run can be repeated."""
 
     def __post_init__(self) -> None:
         self._check_common()

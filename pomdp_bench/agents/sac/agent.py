@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -152,13 +152,22 @@ class SAC(Agent[SACSettings]):
         self,
         total_timesteps: int,
         progress_bar: bool = False,
-        callback: Callable[[SAC], bool | None] | None = None,
+        callback: Any = None,
         log_interval: int = 1_000,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
     ) -> SAC:
         """The shell's :meth:`~pomdp_bench.agents.common.base.Agent.learn`, with
-        ``log_interval``: env steps between entries of ``self.history``."""
+        ``log_interval``: env steps between entries of ``self.history``, each written to
+        the logger (SB3's off-policy ``log_interval`` counts episodes)"""
         self._log_interval = check_int("log_interval", log_interval, minimum=1)
-        return super().learn(total_timesteps, progress_bar, callback)
+        return super().learn(
+            total_timesteps,
+            progress_bar,
+            callback,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+        )
 
     def _iterate(self, total_timesteps: int) -> Iterator[int]:
         """The training loop (``learn`` in the shell drives it): vector steps, each
