@@ -47,3 +47,14 @@ def test_the_demo_prints_cue_recalls_ceiling_as_its_card_gives_it(monkeypatch, c
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("CueRecall-v0")]
     horizon, optimal, ceiling = row.split()[1:4]
     assert (horizon, optimal, ceiling) == ("11", "1", "0.25"), row
+
+
+def test_learns_progress_bar_draws_its_last_line_once(capsys) -> None:
+    from pomdp_bench import PPO
+
+    model = PPO("CueRecall-v0", "none", env_kwargs={"delay": 2}, n_envs=4, n_steps=16, seed=0)
+    model.learn(256, progress_bar=True)
+    err = capsys.readouterr().err
+    assert err.count("256/256") == 1, err[-300:]
+    model.learn(128, progress_bar=True)  # a second call counts afresh (reset_num_timesteps)
+    assert capsys.readouterr().err.count("128/128") == 1

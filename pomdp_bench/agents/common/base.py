@@ -358,7 +358,6 @@ class Agent(abc.ABC, Generic[SettingsT]):
             logged = len(self.history)
             entries = 0
             for steps in self._iterate(total_timesteps):
-                bar.update(steps)
                 if len(self.history) > logged:  # a new log entry (SAC logs every log_interval steps)
                     entries += len(self.history) - logged
                     logged = len(self.history)
@@ -367,6 +366,10 @@ class Agent(abc.ABC, Generic[SettingsT]):
                         bar.write(log_line(self.history[-1]))
                     if self._logger is not None and entries % log_interval == 0:
                         self.dump_logs()
+                if bar.n + steps < total_timesteps:
+                    bar.update(steps)
+                else:  # the last iteration: close() draws the final line, so update() must not
+                    bar.n = total_timesteps
                 stop = False
                 if driver is not None:
                     driver.end_iteration()
