@@ -18,9 +18,9 @@ import csv
 import datetime
 import json
 import os
+import platform
 import pstats
 import sys
-import platform
 import time
 from pathlib import Path
 

@@ -67,7 +67,9 @@ def test_a_newcomers_env_gets_a_ceiling_and_a_verdict_on_the_first_sweep(tmp_pat
     path = _write(tmp_path, _newcomer_suite(steps=6000))
     out = tmp_path / "results"
     assert run.main(["--suite", str(path), "--results", str(out), "--workers", "1"]) == 0
-    assert "This suite imports code from: newcomer_env" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "This suite imports code from: newcomer_env" in err
+    assert "estimated time:" in err  # printed before the sweep starts
     table = pd.read_csv(out / "leaderboards" / "mine.csv").set_index("memory")
     none, gru = table.loc["none"], table.loc["gru"]
     assert none["n_seeds"] == gru["n_seeds"] == DEFAULT_SEEDS

@@ -18,6 +18,7 @@ finishes while one process survives, and rerunning a killed sweep resumes at onc
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -245,6 +246,10 @@ def _print_imports(suite: Suite, cards: str | None) -> None:
         )
 
 
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
 def _kwargs_hint(suite: Suite, envs: list[str] | None, env_kwargs: dict[str, Any]) -> str:
     """What the suite's entries (of ``envs``, if given) set, when ``--env-kwargs`` matched none."""
     if not env_kwargs:
@@ -340,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
         f"on {args.backend}" + ("" if args.backend == "ray" else f" with {args.workers} worker(s)"),
         file=sys.stderr,
     )
+    if todo:  # the first number a newcomer sees: how long this will take
+        est = estimate(todo, store.rows(), suite=suite.name)
+        print(describe(est, args.backend, args.workers, os.cpu_count())[0], file=sys.stderr, flush=True)
     start = time.perf_counter()
     progress = SweepProgress(len(todo))
     backend = None
