@@ -18,7 +18,6 @@ import csv
 import datetime
 import json
 import os
-import platform
 import pstats
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 import torch
 
 from pomdp_bench.agents.pqn import PQN
+from pomdp_bench.harness.provenance import cpu_model
 
 
 def main() -> None:
@@ -96,17 +96,6 @@ def main() -> None:
                 append_csv(args.csv, row)
             if profiler:
                 pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo, else the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def append_csv(path: Path, row: dict) -> None:

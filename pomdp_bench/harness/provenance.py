@@ -41,7 +41,8 @@ def git_commit(path: str | Path | None = None) -> str:
     return commit + ("+dirty" if dirty else "")
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else the platform's processor string."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -59,9 +60,7 @@ def machine() -> str:
         torch_version = torch.__version__
     except ImportError:
         torch_version = "absent"
-    return (
-        f"{_cpu_model()}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch_version}"
-    )
+    return f"{cpu_model()}; {os.cpu_count()} cores; Python {platform.python_version()}; torch {torch_version}"
 
 
 def now() -> str:
