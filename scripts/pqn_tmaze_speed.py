@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from pomdp_bench.agents.pqn import PQN
-from pomdp_bench.harness.provenance import cpu_model
+from pomdp_bench.harness.provenance import cpu_model, git_commit
 
 
 def main() -> None:
@@ -99,9 +99,15 @@ def main() -> None:
 
 
 def append_csv(path: Path, row: dict) -> None:
-    """Append ``row`` with the machine and the date to ``path``, writing a header first
-    when the file is new."""
-    row = {**row, "machine": cpu_model(), "date": datetime.date.today().isoformat()}
+    """Append ``row`` with its command, commit, machine and date to ``path``, writing a
+    header first when the file is new."""
+    row = {
+        **row,
+        "command": "python scripts/pqn_tmaze_speed.py " + " ".join(sys.argv[1:]),
+        "git_commit": git_commit(),
+        "machine": cpu_model(),
+        "date": datetime.date.today().isoformat(),
+    }
     new = not path.is_file()
     with path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(row))
