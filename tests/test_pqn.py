@@ -212,3 +212,17 @@ def test_previous_action_inputs_are_the_last_actions_one_hot_and_zero_at_starts(
     obs = np.zeros((3, 2), np.float32)
     action, state = agent.predict(obs, episode_start=np.ones(3, bool), deterministic=True)
     assert state[-1].shape == (3, 2) and (state[-1].argmax(-1) == action).all()
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs, episode",
+    [
+        ("TMaze-v1", {"corridor_length": 100}, 101),
+        ("TMazeActive-v1", {"corridor_length": 100}, 103),
+        ("CueRecall-v0", {"delay": 200}, 202),
+        ("CueRecall-v0", {"delay": 1000}, 1002),
+    ],
+)
+def test_tuned_settings_make_a_piece_one_episode(env_id, kwargs, episode) -> None:
+    settings = PQNSettings.tuned(env_id, kwargs).resolve(32)
+    assert settings.n_steps == settings.bptt_length == episode

@@ -1,13 +1,14 @@
-"""PQN on the passive T-Maze until solved: one JSON line per check and one per run.
+"""PQN on an env with a card until solved: one JSON line per check and one per run.
 
-    python scripts/pqn_tmaze_learn.py --corridor 100 --kind lstm --seeds 100 101 --budget 2000000
+    python scripts/pqn_learn.py --corridor 100 --kind lstm --seeds 100 101 --budget 2000000
+    python scripts/pqn_learn.py --env CueRecall-v0 --env-kwargs "{delay: 200}" --kind gru
 
-Solved as the harness's stop rule says (``docs/DESIGN.md``): the first two checks in a
-row (32 fresh greedy episodes each, every ``--check-every`` env steps) at or above the
-midpoint of the feedforward ceiling (0.5) and the optimum (1), i.e. 0.75. The run stops
-there; its final score is 100 fresh episodes. Use held-out seeds (>= 100): the published
-suite uses 0-19. Settings are ``agents/pqn.yaml``'s for the corridor, overridden by
-``--set name=value`` (YAML values).
+Solved when two checks in a row (32 fresh greedy episodes each, every ``--check-every``
+env steps) reach the bar: ``--bar`` of the way from the card's feedforward ceiling to its
+optimum (0.75, the harness's stop rule: 0.875 on T-Maze). The run stops there; its final
+score is 100 fresh episodes. Use held-out seeds (>= 100): the published suites use 0-19.
+Settings are ``agents/pqn.yaml``'s for the env and its horizon, overridden by ``--set
+name=value`` (YAML values). ``--corridor`` sets T-Maze's ``corridor_length``.
 """
 
 from __future__ import annotations
@@ -21,16 +22,22 @@ import yaml
 
 from pomdp_bench.agents.pqn import PQN
 from pomdp_bench.agents.pqn.settings import PQNSettings
-
-MIDPOINT = 0.75
+from pomdp_bench.envs.cards import get_card
 
 
 def run(
-    corridor: int, kind: str, seed: int, budget: int, check_every: int, memory: dict, changes: dict
+    env_id: str,
+    env_kwargs: dict,
+    kind: str,
+    seed: int,
+    budget: int,
+    check_every: int,
+    bar: float,
+    memory: dict,
+    changes: dict,
 ) -> dict:
-    env_kwargs = {"corridor_length": corridor}
-    settings = PQNSettings.tuned("TMaze-v1", env_kwargs, seed=seed, **changes)
-    agent = PQN("TMaze-v1", {"kind": kind, **memory}, env_kwargs=env_kwargs, settings=settings, device="cpu")
+    settings = PQNSettings.tuned(env_id, env_kwargs, seed=seed, **changes)
+    agent = PQN(env_id, {"kind": kind, **memory}, env_kwargs=env_kwargs, settings=settings, device="cpu")
     state = {"next": check_every, "above": 0, "solved_at": None, "k": 0}
     t0 = time.perf_counter()
 
@@ -52,7 +59,7 @@ def run(
             "seconds": round(time.perf_counter() - t0, 1),
         }
         print(json.dumps(line), flush=True)
-        state["above"] = state["above"] + 1 if score >= MIDPOINT else 0
+        state["above"] = state["above"] + 1 if score >= bar else 0
         if state["above"] >= 2:
             state["solved_at"] = model.num_timesteps
             return False
@@ -63,7 +70,9 @@ def run(
     final = float(agent.evaluate(100, seed=20_000).mean())
     return {
         "seed": seed,
-        "corridor": corridor,
+        "env": env_id,
+        "env_kwargs": env_kwargs,
+        "bar": bar,
         "kind": kind,
         "memory": memory,
         "solved_at": state["solved_at"],
@@ -77,7 +86,12 @@ def run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
-    parser.add_argument("--corridor", type=int, default=100, help="T-Maze corridor length")
+    parser.add_argument("--env", default="TMaze-v1", help="env id with a card (envs/*.yaml)")
+    parser.add_argument("--env-kwargs", default="{}", help="env kwargs, YAML (e.g. '{delay: 200}')")
+    parser.add_argument("--corridor", type=int, help="T-Maze corridor length (default 100 on T-Maze)")
+    parser.add_argument(
+        "--bar", type=float, default=0.75, help="share of the ceiling-optimum gap that solves"
+    )
     parser.add_argument("--kind", default="lstm", help="memory kind")
     parser.add_argument("--hidden", type=int, default=64, help="the memory's hidden size")
     parser.add_argument("--memory", default="{}", help="more memory settings, YAML (init, gate_bias, ...)")
@@ -92,10 +106,20 @@ def main() -> None:
     for item in args.set:
         name, _, value = item.partition("=")
         changes[name] = yaml.safe_load(value)
+    env_kwargs = yaml.safe_load(args.env_kwargs) or {}
+    if not isinstance(env_kwargs, dict):
+        parser.error(f"--env-kwargs must be a YAML mapping, got {args.env_kwargs!r}")
+    if args.corridor is not None or args.env.startswith("TMaze"):
+        env_kwargs.setdefault("corridor_length", 100 if args.corridor is None else args.corridor)
+    card = get_card(args.env)
+    ceiling, optimum = card.ceiling_for(env_kwargs), float(card.optimal_return)
+    bar = ceiling + args.bar * (optimum - ceiling)
     for seed in args.seeds:
         if seed < 100:
             parser.error("use held-out seeds (>= 100); 0-19 are the published suite's")
-        result = run(args.corridor, args.kind, seed, args.budget, args.check_every, memory, changes)
+        result = run(
+            args.env, env_kwargs, args.kind, seed, args.budget, args.check_every, bar, memory, changes
+        )
         print(json.dumps({"result": result}), flush=True)
 
 
