@@ -452,3 +452,22 @@ def test_a_store_of_a_newer_version_is_refused_untouched(tmp_path: Path) -> None
         f"layout version {STORE_VERSION + 1}, written by a newer pomdp-bench; this one reads versions up to "
         f"{STORE_VERSION}: upgrade pomdp-bench",
     )
+
+
+def test_a_reader_in_another_process_does_not_lose_a_sweeps_later_writes(tmp_path: Path) -> None:
+    """A sweep holds two connections (its own and its heartbeat's). Opening the second
+    must not drop the first's locks: else a reader's close elsewhere deletes the WAL under
+    the live writer, and what the sweep writes next never reaches the file."""
+    sweep = ResultStore(tmp_path)
+    sweep.declare_cells("before", [["cell", 1]])
+    heartbeat = ResultStore(tmp_path)  # as Heartbeat opens one in its thread
+    reader = f"from pomdp_bench.harness.store import ResultStore\nResultStore({str(tmp_path)!r}).close()"
+    subprocess.run([sys.executable, "-c", reader], check=True, env=child_env())
+    sweep.declare_cells("after", [["cell", 2]])
+    fresh = f"from pomdp_bench.harness.store import ResultStore\nprint(ResultStore({str(tmp_path)!r}).declared_cells('after'))"
+    seen = subprocess.run(
+        [sys.executable, "-c", fresh], check=True, env=child_env(), capture_output=True, text=True
+    )
+    heartbeat.close()
+    sweep.close()
+    assert seen.stdout.strip() == "[['cell', 2]]"

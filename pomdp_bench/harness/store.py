@@ -29,6 +29,7 @@ import socket
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -162,8 +163,18 @@ def owner_alive(owner: str) -> bool:
     return True
 
 
+# Stores this process has open, by resolved path: how many connections each.
+_OPEN_IN_PROCESS: Counter[str] = Counter()
+_OPEN_LOCK = threading.Lock()  # heartbeat threads open stores beside the main thread
+
+
 def _check_file(path: Path) -> None:
     """Refuse a file that is not an SQLite database, before SQLite touches it.
+
+    Call it only while this process holds no connection to ``path``: closing any file
+    handle on the database drops every POSIX lock this process holds on it, SQLite's
+    included. Another process's connection could then take the database for the last
+    one, checkpoint and delete the WAL under a live writer, and lose its later writes.
 
     Raises:
         StoreError: the file is neither empty nor an SQLite database.
@@ -206,12 +217,17 @@ class ResultStore:
         self.owner = owner or new_owner()
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _check_file(self.path)
-        self._conn = sqlite3.connect(self.path, timeout=60.0)
+        self._process_key = str(self.path.resolve())
+        with _OPEN_LOCK:
+            if not _OPEN_IN_PROCESS[self._process_key]:  # checked when first opened (see _check_file)
+                _check_file(self.path)
+            self._conn = sqlite3.connect(self.path, timeout=60.0)
+            _OPEN_IN_PROCESS[self._process_key] += 1
+        self._open = True
         try:
             self.version = self._read_version_retrying()
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
         if self.version is None:  # a new store
             self._migrate()
@@ -301,6 +317,10 @@ class ResultStore:
     def close(self) -> None:
         """Close the connection (claims stay: release them first, or let them go stale)."""
         self._conn.close()
+        if self._open:
+            self._open = False
+            with _OPEN_LOCK:
+                _OPEN_IN_PROCESS[self._process_key] -= 1
 
     def __enter__(self) -> ResultStore:
         return self
