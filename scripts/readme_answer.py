@@ -3,7 +3,7 @@
 The block between ``<!-- answer:start -->`` and ``<!-- answer:end -->`` in README.md is
 generated: per memory kind, the longest horizon PPO learned on T-Maze and on cue recall,
 from ``leaderboards/horizon_horizon.csv`` (pieces that cover an episode), the figure
-beside it, and every agent's T-Maze limit beside Ni et al.'s
+beside it, the other agents' limits in ``horizon-long``, and every agent's T-Maze limit beside Ni et al.'s
 (``leaderboards/reference_ni2023.csv``, which ``report`` writes). ``tests/test_readme_answer.py`` checks that the block equals what this writes.
 
 Usage: ``python scripts/readme_answer.py`` (rewrites README.md), ``--check`` (exit 1 if stale).
@@ -23,6 +23,7 @@ from pomdp_bench.memory import MEMORY_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = "leaderboards/horizon_horizon.csv"
+LONG_CSV = "leaderboards/horizon-long_horizon.csv"
 FIGURE = "leaderboards/horizon/horizon_horizon.svg"
 REFERENCE = "leaderboards/reference_ni2023.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
@@ -56,6 +57,7 @@ def block(root: Path = ROOT) -> str:
         f"| `{kind}` | " + " | ".join(table[kind].get(env, "—") for env in TASKS) + " |" for kind in kinds
     ]
     lines += ["", f"![Longest horizon learned per memory kind]({FIGURE})", ""]
+    lines += _other_agents(root)
     reference = root / REFERENCE
     if reference.is_file():  # every agent's T-Maze limit beside Ni et al.'s (report writes it)
         lines += [
@@ -66,6 +68,33 @@ def block(root: Path = ROOT) -> str:
         ]
     lines += [END]
     return "\n".join(lines)
+
+
+def _other_agents(root: Path) -> list[str]:
+    """The Q-learning and SAC limits of ``horizon-long`` (pieces that cover an episode),
+    per agent and kind, as the PPO table gives them."""
+    path = root / LONG_CSV
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["agent"] != "ppo" and r["pieces"] in ("long", "n/a")]
+    table: dict[tuple[str, str], dict[str, str]] = {}
+    for row in rows:
+        table.setdefault((row["agent"], row["memory"]), {})[row["env_id"]] = _entry(row)
+    if not table:
+        return []
+    keys = sorted(table, key=lambda k: (k[0], ORDER.index(k[1]) if k[1] in ORDER else len(ORDER), k[1]))
+    lines = [
+        f"The other agents, in `horizon-long` (from `{LONG_CSV}`; a dash: not tried):",
+        "",
+        "| agent | memory | " + " | ".join(f"longest {name} learned" for name in TASKS.values()) + " |",
+        "|---|---|" + "---|" * len(TASKS),
+    ]
+    lines += [
+        f"| {agent} | `{kind}` | " + " | ".join(table[agent, kind].get(env, "—") for env in TASKS) + " |"
+        for agent, kind in keys
+    ]
+    return [*lines, ""]
 
 
 def rewrite(text: str, new_block: str) -> str:
