@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pomdp_bench.envs.cards import get_card
 from pomdp_bench.envs.tmaze import TMazeVectorEnv
+from pomdp_bench.harness.stopping import solve_threshold
 from pomdp_bench.harness.store import ResultStore
 
 EPISODES = 256
@@ -100,9 +100,7 @@ def main() -> None:
                 continue
             if args.agent and spec["agent"] not in args.agent:
                 continue
-            card = get_card(spec["env_id"])
-            line = (card.ceiling_for(spec["env_kwargs"]) + float(card.optimal_return)) / 2
-            if result["final_return"] >= line:
+            if result["final_return"] >= solve_threshold(spec["env_id"], spec["env_kwargs"]):
                 continue
             if store.weights(run["key"]) is None:  # stored before runs kept their weights
                 skipped += 1
