@@ -585,3 +585,21 @@ def test_build_agent_takes_the_spec_seed_unless_given_one() -> None:
     assert unstopped.agent_seed() != spec.agent_seed()
     assert build_agent(spec).settings.seed == spec.agent_seed()
     assert build_agent(unstopped, seed=spec.agent_seed()).settings.seed == spec.agent_seed()
+
+
+def test_rename_suite_moves_links_cells_and_sweeps_and_refuses_clashes(tmp_path: Path) -> None:
+    specs = expand(load_suite(str(tiny_suite(tmp_path))))
+    with ResultStore(tmp_path / "store") as store:
+        store.write(specs[0], RunResult(status="ok", final_return=0.5, curve=[(8, 0.5)]))
+        store.link("tiny", [specs[0]])
+        store.link("other", [specs[0]])
+        store.declare_cells("tiny", ["cell a"])
+        store.finish_sweep(store.start_sweep("tiny", "cmd", "abc", "m"), 1.0, 1)
+        assert store.rename_suite("tiny", "tiny-old") == 1
+        assert store.rows("tiny") == [] and [r["key"] for r in store.rows("tiny-old")] == [specs[0].key()]
+        assert store.declared_cells("tiny-old") == ["cell a"] and store.declared_cells("tiny") is None
+        assert [s["command"] for s in store.sweeps("tiny-old")] == ["cmd"]
+        with pytest.raises(ValueError, match="suite 'tiny' has no runs"):
+            store.rename_suite("tiny", "x")
+        with pytest.raises(ValueError, match="suite 'other' already has runs"):
+            store.rename_suite("tiny-old", "other")

@@ -103,3 +103,55 @@ def test_a_gymnasium_vector_twin_without_same_step_mode_falls_back_to_copies() -
         assert obs.shape == (2, 4)
     finally:
         env.close()
+
+
+def test_previous_action_appends_the_last_action_and_the_first_step_flag() -> None:
+    """POPGym's inputs on any env: (obs, previous action, first-step flag); the null action
+    0 and flag 1 at reset, then the action taken and flag 0; the tuple fits its space."""
+    from pomdp_bench.envs.wrappers import PreviousAction
+
+    env = PreviousAction(gym.make("TMaze-v1", corridor_length=4))
+    assert env.observation_space == gym.spaces.Tuple(
+        (
+            gym.make("TMaze-v1", corridor_length=4).observation_space,
+            gym.spaces.Discrete(4),
+            gym.spaces.Discrete(2),
+        )
+    )
+    obs, _ = env.reset(seed=0)
+    assert obs[1] == 0 and obs[2] == 1 and env.observation_space.contains(obs)
+    obs, *_ = env.step(2)
+    assert obs[1] == 2 and obs[2] == 0 and env.observation_space.contains(obs)
+    obs, _ = env.reset(seed=1)
+    assert obs[1] == 0 and obs[2] == 1
+    bare = PreviousAction(gym.make("TMaze-v1", corridor_length=4), first_flag=False)
+    assert len(bare.observation_space.spaces) == 2 and len(bare.reset(seed=0)[0]) == 2
+
+
+def test_previous_action_refuses_what_it_cannot_read() -> None:
+    from pomdp_bench.envs.wrappers import PreviousAction
+
+    with pytest.raises(TypeError, match="first_flag must be a bool"):
+        PreviousAction(gym.make("TMaze-v1"), first_flag=1)
+
+    class TextActions(gym.Env):
+        observation_space = gym.spaces.Discrete(2)
+        action_space = gym.spaces.Text(4)
+
+    with pytest.raises(TypeError, match="Discrete, MultiDiscrete, MultiBinary or Box"):
+        PreviousAction(TextActions())
+
+
+def test_previous_action_trains_in_a_suite_entry() -> None:
+    """Named as a suite names it: PPO flattens the tuple (one-hots) and trains."""
+    agent = PPO(
+        "TMaze-v1",
+        "gru",
+        env_kwargs={"corridor_length": 2},
+        n_envs=4,
+        n_steps=8,
+        env_wrappers=["pomdp_bench.envs.wrappers:PreviousAction"],
+        seed=0,
+    )
+    agent.learn(64)
+    assert agent.observation_space.shape == (agent.raw_observation_space[0].shape[0] + 4 + 2,)

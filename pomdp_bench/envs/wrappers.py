@@ -226,6 +226,74 @@ class PreviousRewardVector(gym.vector.VectorWrapper):
 PreviousReward.vector_wrapper = PreviousRewardVector
 
 
+class PreviousAction(gym.Wrapper):
+    """The previous action and a first-step flag beside each observation, as POPGym's
+    baselines feed their memory models (``popgym.wrappers.PreviousAction`` then
+    ``Antialias``; those wrap only a bare POPGym env, this one any env).
+
+    =====================  =====================================================
+    observation            ``Tuple(obs, action, Discrete(2))``: the env's observation,
+                           the previous action (the null action at an episode's first
+                           step) and 1 at the first step, else 0
+    action, reward, ends   the wrapped env's
+    =====================  =====================================================
+
+    The agents flatten the tuple (:mod:`pomdp_bench.agents.common.spaces`): a
+    ``Discrete`` action becomes a one-hot, so the first step's null action (0, as
+    POPGym's) is told apart from a real 0 by the flag. Like POPGym's, it adds no memory.
+
+    Args:
+        env: any env whose observation and action spaces the agents read (``Box``,
+            ``Discrete``, ``MultiDiscrete``, ``MultiBinary`` or tuples of them).
+        first_flag: append the first-step flag (POPGym's ``Antialias``); default ``True``.
+
+    In a suite: ``wrappers: [pomdp_bench.envs.wrappers:PreviousAction]``.
+    """
+
+    def __init__(self, env: gym.Env, first_flag: bool = True) -> None:
+        super().__init__(env)
+        if not isinstance(first_flag, bool):
+            raise TypeError(f"first_flag must be a bool, got {first_flag!r}")
+        space = env.action_space
+        if not isinstance(
+            space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary, gym.spaces.Box)
+        ):
+            raise TypeError(
+                f"PreviousAction takes Discrete, MultiDiscrete, MultiBinary or Box actions, got {space}"
+            )
+        self.first_flag = first_flag
+        parts = (env.observation_space, space) + ((gym.spaces.Discrete(2),) if first_flag else ())
+        self.observation_space = gym.spaces.Tuple(parts)
+        self.null_action = _null_action(space)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self._observe(obs, self.null_action, first=True), info
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._observe(obs, action, first=False), reward, terminated, truncated, info
+
+    def _observe(self, obs: Any, action: Any, first: bool) -> tuple:
+        if isinstance(self.env.action_space, gym.spaces.Discrete):
+            action = np.int64(action)
+        else:
+            action = np.asarray(action, dtype=self.env.action_space.dtype)
+        return (obs, action, np.int64(first)) if self.first_flag else (obs, action)
+
+
+def _null_action(space: gym.Space) -> Any:
+    """POPGym's null action: 0 where the space holds it, else its lowest action."""
+    if isinstance(space, gym.spaces.Discrete):
+        return np.int64(space.start)
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return np.asarray(space.start, dtype=space.dtype)
+    if isinstance(space, gym.spaces.MultiBinary):
+        return np.zeros(space.shape, dtype=space.dtype)
+    zero = np.zeros(space.shape, dtype=space.dtype)
+    return zero if space.contains(zero) else np.asarray(space.low, dtype=space.dtype)
+
+
 def _check_scale(scale: Any) -> float:
     scale = check_float("scale", scale)  # a number (TypeError), finite (ValueError)
     if scale == 0:

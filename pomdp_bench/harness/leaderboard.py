@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
+from pomdp_bench.harness.mmer import mmer
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import (
     majority_test,
@@ -63,6 +64,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "late_gain": (
         "float",
         "final_return minus the curve's evaluation at the last point at or before 75% of the budget",
+    ),
+    "mmer": (
+        "float",
+        "POPGym's metric: the largest mean return of the training episodes over the run's 65,536-step iterations (harness/mmer.py; RLlib's episode_reward_mean, topped up to 100 episodes); empty for runs stored before runs kept it",
     ),
     "cue_reach": (
         "float",
@@ -125,6 +130,12 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "lower end of the 95% t interval of the mean over seeds (scipy.stats.t, n_seeds - 1 degrees of freedom); empty for one seed",
     ),
     "return_ci_high": ("float", "upper end of that interval"),
+    "mmer_mean": (
+        "float",
+        "mean over seeds of the runs' mmer (POPGym's max mean episodic reward, from training episodes); empty where no run kept it",
+    ),
+    "mmer_ci_low": ("float", "lower end of the 95% t interval of mmer_mean over seeds (scipy.stats.t)"),
+    "mmer_ci_high": ("float", "upper end of that interval"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
         "str",
@@ -337,6 +348,7 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "late_gain": _late_gain(result, spec["total_timesteps"])
                 if row["status"] == "ok"
                 else math.nan,
+                "mmer": mmer(result.get("train_curve")) if row["status"] == "ok" else math.nan,
                 "cue_reach": cue_reach(reach, spec["horizon"]) if spec["horizon"] > 0 else math.nan,
                 "stop_reason": result.get("stop_reason", ""),
                 "timesteps": _trained_steps(result, spec),
@@ -367,6 +379,17 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
     return frame.sort_values(
         ["env_id", "env_kwargs", "agent", "memory", "bptt_length", "seed"], ignore_index=True
     )
+
+
+def _mmer_statistics(values: pd.Series) -> dict[str, float]:
+    """``mmer_mean`` and its t interval over the seeds that kept a training curve."""
+    kept = values.dropna().to_numpy(dtype=np.float64)
+    low, high = t_interval(kept)
+    return {
+        "mmer_mean": float(kept.mean()) if len(kept) else math.nan,
+        "mmer_ci_low": low,
+        "mmer_ci_high": high,
+    }
 
 
 def cpu_of(machine: str) -> str:
@@ -454,6 +477,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             return_iqm=float(stats.trim_mean(returns, 0.25)) if len(returns) else math.nan,
             return_ci_low=low,
             return_ci_high=high,
+            **_mmer_statistics(ok["mmer"]),
             late_gain=float(ok["late_gain"].mean()) if ok["late_gain"].notna().any() else math.nan,
             **solve_statistics(ok),
             steps_per_second=float(ok["steps_per_second"].mean()) if len(ok) else math.nan,

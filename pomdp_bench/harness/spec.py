@@ -189,6 +189,9 @@ class RunResult:
         weights: the agent's save (``Agent.save``'s zip archive) after training; the
             store keeps it beside the row (not in the result's JSON). None for a
             failed run or an agent without ``save``.
+        train_curve: ``[(env steps, mean return of the training episodes)]``, one point per
+            POPGym iteration of 65,536 steps (:func:`~pomdp_bench.harness.mmer.iteration_means`):
+            what the ``mmer`` column takes the maximum of. Empty for runs stored before it.
     """
 
     status: str
@@ -206,6 +209,7 @@ class RunResult:
     timesteps: int | None = None
     parameters: int | None = None
     weights: bytes | None = field(default=None, repr=False)
+    train_curve: list[tuple[int, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

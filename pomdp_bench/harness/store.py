@@ -625,6 +625,26 @@ class ResultStore:
             )
         return stale
 
+    def rename_suite(self, old: str, new: str) -> int:
+        """Move suite ``old``'s links, declared cells and sweeps to the name ``new``, in one
+        transaction; returns the runs moved. For a suite whose file is renamed, so that
+        its published cells keep their runs under the new name. The runs themselves do not
+        change: their keys do not hold the suite's name.
+
+        Raises:
+            ValueError: ``old`` has no runs here, or ``new`` already has some.
+        """
+        linked = self._conn.execute("SELECT COUNT(*) FROM suite_runs WHERE suite = ?", (old,)).fetchone()[0]
+        if not linked:
+            raise ValueError(f"suite {old!r} has no runs in this store; suites here: {self.suites()}")
+        if self._conn.execute("SELECT COUNT(*) FROM suite_runs WHERE suite = ?", (new,)).fetchone()[0]:
+            raise ValueError(f"suite {new!r} already has runs in this store; pick a free name")
+        self._migrate()
+        with self._conn:
+            for table in ("suite_runs", "suite_cells", "sweeps"):
+                self._conn.execute(f"UPDATE {table} SET suite = ? WHERE suite = ?", (new, old))
+        return int(linked)
+
     def copy_runs(self, suite: str, source: ResultStore, keys: Iterable[str]) -> int:
         """Copy the runs ``keys`` (and their curves) from ``source`` into this store and
         link them to ``suite``; returns the number copied.

@@ -22,6 +22,7 @@ from pomdp_bench.agents.common.seeding import check_seed
 from pomdp_bench.agents.registry import get_agent
 from pomdp_bench.envs import register_card
 from pomdp_bench.envs.make import import_env_module
+from pomdp_bench.harness.mmer import iteration_means
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 
@@ -166,6 +167,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
             timesteps=int(agent.num_timesteps),
             parameters=getattr(agent, "num_parameters", None),
             weights=_save_bytes(agent),
+            train_curve=iteration_means(getattr(agent, "episode_log", ())),
         )
     except Exception:  # a failed run is data, not a crash of the sweep
         return RunResult(
