@@ -256,3 +256,18 @@ def test_popgym_suite_lists_expands_and_runs(capsys: pytest.CaptureFixture[str],
     spec = next(s for s in specs if s.env_id == "popgym-CountRecallEasy-v0" and s.memory_kind == "gru")
     result = execute(RunSpec.from_dict({**spec.to_dict(), "total_timesteps": 4096}))
     assert result.status == "ok", result.error
+
+
+@pytest.mark.skipif(not HAS_POPGYM, reason="popgym is not installed (pip install -e .[popgym])")
+def test_a_popgym_family_or_difficulty_it_lacks_is_refused_with_what_it_has(tmp_path: Path) -> None:
+    for bad in ("popgym-RepeatFirstImpossible-v0", "popgym-RepeatLastEasy-v0"):
+        path = tmp_path / "bad.yaml"
+        path.write_text(
+            "name: bad\nseeds: 1\ngroups:\n  - agent: ppo\n    memory: [none]\n    steps: 1000\n    envs:\n"
+            f"      - {{id: {bad}, import: popgym, card: {{optimal_return: 1.0}}}}\n"
+        )
+        with pytest.raises(
+            ValueError,
+            match=r"popgym registers no such env; its families: .*'popgym-RepeatFirst'.*\['Easy', 'Medium', 'Hard'\]",
+        ):
+            expand(load_suite(str(path)))

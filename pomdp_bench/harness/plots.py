@@ -9,6 +9,8 @@
   BPTT policy, with 95% intervals (how the cost of remembering grows).
 - ``<suite>_improvement_<env>_<agent>``: kind against kind, the probability that a
   run of one cell beats a run of another (rliable's probability of improvement).
+- ``popgym_reference``: our MMER per kind beside POPGym's published one, a panel per env
+  (:mod:`~pomdp_bench.harness.popgym_reference`).
 """
 
 from __future__ import annotations
@@ -322,6 +324,46 @@ def improvement_plots(improvement: pd.DataFrame, suite: str, out: Path) -> list[
         )
         paths += _save(fig, out, improvement_name(suite, env_id, env_kwargs, agent))
     return paths
+
+
+def plot_popgym_reference(table: pd.DataFrame, path: Path) -> Path:
+    """A panel per env of ``table`` (:func:`popgym_reference.comparison_table`): our MMER
+    per kind with its 95% interval, and POPGym's mean +- its standard deviation where
+    the reference has it. Written to ``path`` (an SVG)."""
+    envs = sorted({(r.env, r.difficulty) for r in table.itertuples()})
+    cols = max(1, min(3, len(envs)))
+    rows = max(1, -(-len(envs) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, sharey=True)
+    for ax, (env, difficulty) in zip(axes.flat, envs, strict=False):
+        part = table[(table["env"] == env) & (table["difficulty"] == difficulty)]
+        kinds = _kind_order(set(part["memory"]))
+        part = part.set_index("memory").loc[kinds]
+        x = np.arange(len(kinds))
+        low = (part["mmer_mean"] - part["mmer_ci_low"]).fillna(0).clip(lower=0)
+        high = (part["mmer_ci_high"] - part["mmer_mean"]).fillna(0).clip(lower=0)
+        ax.errorbar(x - 0.12, part["mmer_mean"], yerr=[low, high], fmt="o", label="ours (95% CI)")
+        if part["popgym_mmer_mean"].notna().any():
+            ax.errorbar(
+                x + 0.12,
+                part["popgym_mmer_mean"],
+                yerr=part["popgym_mmer_std"].fillna(0),
+                fmt="s",
+                label="POPGym (mean +- sd)",
+            )
+        else:
+            ax.text(
+                0.5, 0.04, "POPGym: no published number read", transform=ax.transAxes, ha="center", fontsize=8
+            )
+        ax.set_xticks(x, kinds, rotation=45, ha="right", fontsize=8)
+        ax.set_title(f"{env} {difficulty}", fontsize=10)
+        ax.set_ylim(-1.05, 1.05)
+        ax.axhline(0, color="0.85", lw=0.8, zorder=0)
+    for ax in list(axes.flat)[len(envs) :]:
+        ax.set_visible(False)
+    axes.flat[0].set_ylabel("MMER")
+    axes.flat[0].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return _save(fig, path.parent, path.stem)[0]
 
 
 def all_figures(

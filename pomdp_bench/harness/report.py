@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
-from pomdp_bench.harness import html_page, leaderboard, plots, references, results_pages
+from pomdp_bench.harness import html_page, leaderboard, plots, popgym_reference, references, results_pages
 from pomdp_bench.harness.store import ResultStore
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
@@ -380,6 +380,7 @@ def write_reports(
             tables[suite] = suite_tables(store, suite)
             paths += write_suite(store, suite, out, tables[suite])
         paths += references.write_comparisons(out)  # from the horizon tables just written
+        paths += popgym_reference.write_comparison(out)  # from popgym.csv, when written
         all_suites = sorted(set(store.suites()) | set(names))
         for suite in all_suites:  # the page shows every suite of the store, not only those rewritten
             if suite not in tables:

@@ -48,6 +48,7 @@ Ray tasks need nothing else.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -392,6 +393,10 @@ def suite_card(suite: Suite, env_id: str, module: str | None, env: dict[str, Any
     where = f"suite {suite.name} env {env_id}"
     if module is not None:
         import_env_module(f"{module}:{env_id}")
+        import gymnasium as gym
+
+        if env_id not in gym.registry:
+            raise ValueError(f"{where}: {module} registers no such env; {registered_by(module)}")
     known = env_id in load_cards()
     if "card" in env:
         if known:
@@ -411,6 +416,31 @@ def suite_card(suite: Suite, env_id: str, module: str | None, env: dict[str, Any
             "(--cards DIR, the suite's cards folder, or pomdp_bench.envs.register_card)"
         )
     return implicit_card(env_id)
+
+
+_DIFFICULTY = re.compile(r"^(?P<family>.+?)(?P<difficulty>Easy|Medium|Hard)-v\d+$")
+
+
+def registered_by(module: str) -> str:
+    """What ``module`` (imported) registers with Gymnasium, for an error message: its
+    families and difficulties where every id reads ``<family><Easy|Medium|Hard>-vN``
+    (POPGym's ids), else the ids."""
+    import gymnasium as gym
+
+    top = module.split(".")[0]
+    ids = sorted(
+        i
+        for i, spec in gym.registry.items()
+        if isinstance(spec.entry_point, str) and spec.entry_point.split(":")[0].split(".")[0] == top
+    )
+    if not ids:
+        return "it registers no env ids"
+    matches = [_DIFFICULTY.match(i) for i in ids]
+    if all(matches):
+        families = sorted({m["family"] for m in matches})
+        difficulties = [d for d in ("Easy", "Medium", "Hard") if any(m["difficulty"] == d for m in matches)]
+        return f"its families: {families}, at difficulties {difficulties} (ids <family><difficulty>-v0)"
+    return f"its ids: {ids}"
 
 
 def agent_hyperparams(agent: str, env_id: str, env_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
