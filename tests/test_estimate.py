@@ -218,9 +218,11 @@ def test_an_empty_store_estimates_the_memory_suite_from_the_shipped_runs() -> No
     assert low < est.worker_seconds < high
 
 
-@pytest.mark.parametrize("name", ["memory", "memory-long", "horizon", "horizon-long", "popgym", "parity"])
+@pytest.mark.parametrize(
+    "name", ["memory", "memory-long", "horizon", "horizon-long", "popgym", "popgym-40k", "parity"]
+)
 def test_every_cell_of_the_shipped_suites_has_a_measured_rate(name: str) -> None:
-    if name == "popgym":
+    if name.startswith("popgym"):
         pytest.importorskip("popgym")
     for spec in expand(load_suite(name), seeds=1):
         assert rate_for(spec.agent, spec.env_id, spec.memory_kind).fallback is None, spec.label()

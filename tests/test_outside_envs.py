@@ -243,19 +243,46 @@ def test_the_verdict_against_an_empirical_ceiling_on_simulated_suites() -> None:
 
 
 @pytest.mark.skipif(not HAS_POPGYM, reason="popgym is not installed (pip install -e .[popgym])")
-def test_popgym_suite_lists_expands_and_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    specs = expand(load_suite("popgym"))
+def test_popgym_40k_suite_lists_expands_and_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    specs = expand(load_suite("popgym-40k"))
     # The first six kinds on all 16 envs, the later five on six of them; 5 seeds a cell.
     assert len({s.env_id for s in specs}) == 16 and len(specs) == (16 * 6 + 6 * 5) * 5
     assert all(s.env_import == "popgym" and s.env_card().optimal_return == 1.0 for s in specs)
     assert run.main(["--list"]) == 0
     listed = capsys.readouterr().out
     assert "popgym-RepeatFirstEasy-v0" in listed and "outside envs" in listed
-    assert run.main(["--suite", "popgym", "--dry-run", "--out", str(tmp_path)]) == 0
+    assert run.main(["--suite", "popgym-40k", "--dry-run", "--out", str(tmp_path)]) == 0
     assert "630 of 630 runs to do" in capsys.readouterr().out
     spec = next(s for s in specs if s.env_id == "popgym-CountRecallEasy-v0" and s.memory_kind == "gru")
     result = execute(RunSpec.from_dict({**spec.to_dict(), "total_timesteps": 4096}))
     assert result.status == "ok", result.error
+
+
+@pytest.mark.skipif(not HAS_POPGYM, reason="popgym is not installed (pip install -e .[popgym])")
+def test_popgym_suite_converges_with_popgyms_inputs_and_keeps_mmer() -> None:
+    """The diagnostic envs at Easy, six kinds, 5 seeds; every run reads the previous action
+    and the first-step flag, stops solved or plateaued, and keeps POPGym's training curve."""
+    specs = expand(load_suite("popgym"))
+    envs = {s.env_id for s in specs}
+    assert envs == {
+        f"popgym-{e}Easy-v0"
+        for e in (
+            "RepeatFirst",
+            "RepeatPrevious",
+            "Autoencode",
+            "CountRecall",
+            "PositionOnlyCartPole",
+            "NoisyPositionOnlyCartPole",
+        )
+    }
+    assert {s.memory_kind for s in specs} == {"none", "framestack", "gru", "lstm", "lru", "linear_attention"}
+    assert len(specs) == 6 * 6 * 5
+    assert all(s.stop is not None and s.env_wrappers[-1]["path"].endswith(":PreviousAction") for s in specs)
+    assert all(s.env_card().ceiling_known and s.env_card().optimal_return == 1.0 for s in specs)
+    spec = next(s for s in specs if s.env_id == "popgym-RepeatPreviousEasy-v0" and s.memory_kind == "gru")
+    result = execute(RunSpec.from_dict({**spec.to_dict(), "total_timesteps": 70_000}))
+    assert result.status == "ok", result.error
+    assert result.train_curve and result.train_curve[0][0] == 65_536
 
 
 @pytest.mark.skipif(not HAS_POPGYM, reason="popgym is not installed (pip install -e .[popgym])")

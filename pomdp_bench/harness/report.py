@@ -33,7 +33,7 @@ from pomdp_bench.harness.store import ResultStore
 _PUBLISHED_NOTES = """The memory and horizon suites were run afresh under the stop rule of issue 47: a
 run stops solved only at two evaluations three quarters of the way from the ceiling to
 the optimum, the second on 100 episodes, and it keeps its weights in the store. So
-were horizon-long's PQN cells at corridors 200 and 500. The other horizon-long runs, and the popgym and parity suites' runs, are older:
+were horizon-long's PQN cells at corridors 200 and 500, and the popgym suite (issue 52). The other horizon-long runs, and the popgym-40k and parity suites' runs, are older:
 they stopped solved at the line itself, and their tables say so through their commits. The parity suite's runs
 are older still (0.1.0): they used the old seeding, in which copy `i` of seed `s`
 replayed copy `i - 1` of seed `s + 1` and seed `s` was evaluated on reset seeds
@@ -49,6 +49,10 @@ and carrying its own command, commit and per-seed rows:
 | `ppo_masked_cartpole.csv` | our PPO with every memory kind on MaskedCartPole, 100k / 200k steps, 5 seeds | `python scripts/ppo_masked_cartpole.py` |
 | `sac_parity_sb3.csv` | our SAC against SB3's SAC on Pendulum-v1, 20k steps, 3 seeds | `python scripts/parity_sb3_sac.py` |
 | `sac_masked_pendulum.csv` | SAC with gru against none on MaskedPendulum, 20k steps, 5 seeds | `python scripts/sac_masked_pendulum.py` |
+
+`popgym_reference.csv` puts the popgym suite's MMER beside POPGym's published one
+(`reference/popgym2023_mmer.csv`: typed from the paper, an input, not generated), and
+`popgym_reference_tau.csv` holds Kendall's tau between the two orders of the kinds.
 
 The results store behind the suite tables is `store/results.sqlite`, the source of
 truth: every file here is rebuilt from it, and every published run key resolves in it,
