@@ -26,6 +26,8 @@ CSV = "leaderboards/horizon_horizon.csv"
 LONG_CSV = "leaderboards/horizon-long_horizon.csv"
 FIGURE = "leaderboards/horizon/horizon_horizon.svg"
 REFERENCE = "leaderboards/reference_ni2023.csv"
+POPGYM = "leaderboards/popgym.csv"
+POPGYM_TAU = "leaderboards/popgym_reference_tau.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
 ORDER = list(MEMORY_KINDS)  # the shipped kinds, in the order tables list them
 TASKS = {"TMaze-v1": "T-Maze corridor", "CueRecall-v0": "cue-recall delay"}
@@ -66,8 +68,53 @@ def block(root: Path = ROOT) -> str:
             references.markdown(pd.read_csv(reference)),
             "",
         ]
+    lines += _popgym(root)
     lines += [END]
     return "\n".join(lines)
+
+
+def _popgym(root: Path) -> list[str]:
+    """POPGym's metric per kind on its diagnostic envs (the ``popgym`` suite's finished
+    cells), and Kendall's tau against POPGym's order where the reference was read."""
+    path = root / POPGYM
+    if not path.is_file():
+        return []
+    cells = pd.read_csv(path)
+    if "mmer_mean" not in cells or cells.empty:
+        return []
+    envs = sorted(set(cells["env_id"]))
+    names = [e.removeprefix("popgym-").removesuffix("-v0") for e in envs]
+    kinds = sorted(set(cells["memory"]), key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k))
+    by = {(r.memory, r.env_id): r for r in cells.itertuples()}
+
+    def entry(kind: str, env: str) -> str:
+        row = by.get((kind, env))
+        if row is None or pd.isna(row.mmer_mean):
+            return "—"
+        text = f"{row.mmer_mean:.2f}"
+        return f"**{text}**" if str(row.learned) == "True" else text
+
+    lines = [
+        f"POPGym's diagnostic envs, in POPGym's metric (MMER, the mean over 5 seeds; **bold**: learned; "
+        f"a dash: not finished), from `{POPGYM}`:",
+        "",
+        "| memory | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    lines += [f"| `{kind}` | " + " | ".join(entry(kind, env) for env in envs) + " |" for kind in kinds]
+    tau_path = root / POPGYM_TAU
+    tau = pd.read_csv(tau_path).iloc[0] if tau_path.is_file() else None
+    if tau is not None and not pd.isna(tau["tau"]):
+        lines += [
+            "",
+            f"Kendall's tau of the kinds' order against POPGym's: {tau['tau']:.2f} [{tau['tau_ci_low']:.2f}, {tau['tau_ci_high']:.2f}] over {int(tau['n_envs'])} envs.",
+        ]
+    else:
+        lines += [
+            "",
+            "POPGym's own per-env numbers were not in our sources, so the comparison is not published: [the log](docs/notes/popgym-convergence.md).",
+        ]
+    return [*lines, ""]
 
 
 def _other_agents(root: Path) -> list[str]:

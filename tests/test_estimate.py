@@ -73,6 +73,24 @@ def test_an_unmeasured_rate_falls_back_to_the_slowest_and_says_so() -> None:
         rate_for("ppo", "TMaze-v1", "gru", {})
 
 
+def test_an_unmeasured_difficulty_takes_the_same_kinds_rate_at_another() -> None:
+    table = {
+        "ppo": {
+            "popgym-RepeatFirstEasy": {"gru": 5000.0, "none": 20000.0},
+            "popgym-RepeatFirstHard": {"gru": 4000.0},
+        }
+    }
+    assert rate_for("ppo", "popgym-RepeatFirstMedium-v0", "gru", table) == (
+        4000.0,
+        "ppo gru on popgym-RepeatFirst at another difficulty",
+    )
+    assert rate_for("ppo", "popgym-RepeatFirstMedium-v0", "none", table)[0] == 20000.0
+    assert rate_for("ppo", "popgym-RepeatFirstMedium-v0", "lstm", table) == (
+        4000.0,
+        "slowest of ppo on popgym-RepeatFirst at any difficulty",
+    )
+
+
 def test_published_shares_and_speeds_give_the_estimate() -> None:
     """Two runs to do of the published cell: each expects the mean of (10 s, 60 s); a
     run of an unpublished cell trains its cap at the rates file's 1000 steps/s."""

@@ -56,6 +56,9 @@ _COLUMNS = (
 )
 
 
+_DIFFICULTY = re.compile(r"(Easy|Medium|Hard)$")
+
+
 def env_family(env_id: str) -> str:
     """The env family of ``env_id``: the id without its version suffix.
 
@@ -119,8 +122,10 @@ def rate_for(agent: str, env_id: str, kind: str, table: Mapping[str, Any] | None
 
     Looked up by env family (:func:`env_family`) in ``table`` (default:
     :func:`rate_table`'s ``rates``). A triple the table lacks gets a fallback, marked in
-    :attr:`Rate.fallback`: the slowest rate of the agent on that family, else of the
-    agent, else of any agent on that family, else the slowest in the table.
+    :attr:`Rate.fallback`: the same agent and kind on the same family at another
+    difficulty (POPGym's ``...Easy``, ``...Medium``, ``...Hard``: the memory, not the
+    env, sets most of the cost), else the slowest rate of the agent on that family, else
+    on that family at any difficulty, else of the agent, else of any agent on that family, else the slowest in the table.
 
     Raises:
         ValueError: if the table holds no rate at all.
@@ -131,8 +136,18 @@ def rate_for(agent: str, env_id: str, kind: str, table: Mapping[str, Any] | None
     measured = (by_family.get(family) or {}).get(kind)
     if measured is not None:
         return Rate(float(measured))
+    stem = _DIFFICULTY.sub("", family)
+    siblings = [f for f in by_family if f != family and stem != f and _DIFFICULTY.sub("", f) == stem]
     candidates = (
+        (
+            f"{agent} {kind} on {stem} at another difficulty",
+            [by_family[f][kind] for f in siblings if kind in by_family[f]],
+        ),
         (f"slowest of {agent} on {family}", (by_family.get(family) or {}).values()),
+        (
+            f"slowest of {agent} on {stem} at any difficulty",
+            [r for f in siblings for r in by_family[f].values()],
+        ),
         (f"slowest of {agent}", [r for kinds in by_family.values() for r in kinds.values()]),
         (
             f"slowest on {family}",
