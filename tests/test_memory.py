@@ -39,14 +39,48 @@ SMALL: dict[str, dict] = {
     "ffm": {"kind": "ffm", "hidden_size": 12, "num_layers": 2, "d_state": 4, "context_size": 2},
     "linear_attention": {"kind": "linear_attention", "hidden_size": 12, "num_layers": 2, "num_heads": 3},
     "gtrxl": {"kind": "gtrxl", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "window": 6},
+    "mingru": {"kind": "mingru", "hidden_size": 12, "num_layers": 2},
+    "minlstm": {"kind": "minlstm", "hidden_size": 12, "num_layers": 2},
+    # chunk_size 5: the 23-step contract sequences cross chunk boundaries, with starts inside chunks
+    "mlstm": {"kind": "mlstm", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "chunk_size": 5},
+    "slstm": {"kind": "slstm", "hidden_size": 12, "num_layers": 2, "num_heads": 3},
 }
 SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
 SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "relative"}
+SMALL["minlstm-expand"] = {**SMALL["minlstm"], "expand": 2}
+SMALL["mlstm-default-chunks"] = {**SMALL["mlstm"], "chunk_size": 64, "conv_kernel": 1}
 # The contract tests cover every kind and the variants that change the forward.
-VARIANTS = (*MEMORY_KINDS, "transformer-nope", "transformer-relative")
-WITH_PARAMS = ("gru", "lstm", "transformer", "mamba", "lru", "s5", "ffm", "linear_attention", "gtrxl")
+VARIANTS = (
+    *MEMORY_KINDS,
+    "transformer-nope",
+    "transformer-relative",
+    "minlstm-expand",
+    "mlstm-default-chunks",
+)
+WITH_PARAMS = (
+    "gru",
+    "lstm",
+    "transformer",
+    "mamba",
+    "lru",
+    "s5",
+    "ffm",
+    "linear_attention",
+    "gtrxl",
+    "mingru",
+    "minlstm",
+    "mlstm",
+    "slstm",
+)
 # The kinds whose recurrence is linear_scan, and the modules that call it.
-SCAN_KINDS = {"lru": "ssm", "s5": "ssm", "ffm": "ffm", "linear_attention": "linear_attention"}  # in kinds/
+SCAN_KINDS = {
+    "lru": "ssm",
+    "s5": "ssm",
+    "ffm": "ffm",
+    "linear_attention": "linear_attention",
+    "mingru": "minrnn",
+    "minlstm": "minrnn",
+}  # in kinds/
 D = 5
 
 
@@ -69,7 +103,8 @@ def test_config_from_any_accepts_none_str_dict_and_config():
     assert MemoryConfig.from_any(cfg) is cfg
     assert MemoryConfig.from_any(cfg.to_dict()) == cfg
     assert MEMORY_KINDS[:6] == ("none", "framestack", "gru", "lstm", "transformer", "mamba")
-    assert MEMORY_KINDS[6:] == ("lru", "s5", "ffm", "linear_attention", "gtrxl")
+    assert MEMORY_KINDS[6:11] == ("lru", "s5", "ffm", "linear_attention", "gtrxl")
+    assert MEMORY_KINDS[11:] == ("mingru", "minlstm", "mlstm", "slstm")
 
 
 @pytest.mark.parametrize(
@@ -426,6 +461,27 @@ def test_inits_do_what_they_say():
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
 def test_every_parameter_gets_a_finite_gradient_over_1024_steps(kind):
     contract.check_finite_gradients(make(kind))
+
+
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_save_and_load_give_the_same_outputs(kind):
+    contract.check_save_and_load(make(kind))
+
+
+def test_the_save_and_load_check_catches_weights_left_out_of_the_state_dict():
+    """A memory that reads a random tensor it does not save fails the check."""
+
+    class Unsaved(type(make("mingru"))):
+        def __init__(self, config, input_size):
+            super().__init__(config, input_size)
+            self.register_buffer("offset", torch.randn(input_size), persistent=False)
+
+        def _forward(self, x, state, starts):
+            return super()._forward(x + self.offset, state, starts)
+
+    memory = Unsaved(MemoryConfig(**SMALL["mingru"]), D)
+    with pytest.raises(AssertionError, match="loaded vs saved"):
+        contract.check_save_and_load(memory)
 
 
 @pytest.mark.parametrize("kind", WITH_PARAMS)
