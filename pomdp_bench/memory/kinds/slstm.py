@@ -20,8 +20,9 @@ the reference code.
 It is recurrent through ``h[t-1]``, so it has no parallel form: training runs the
 steps one by one. What is fused: the input projections of all steps are one matmul
 before the loop, and each step is one batched matmul over the heads (all four gates
-at once) and one pointwise update. An episode start zeroes ``h``, ``c``, ``n`` and
-``m`` before the step is read, so the zero state is a fresh episode.
+at once) and one pointwise update; the reset runs only at steps where some copy
+starts. An episode start zeroes ``h``, ``c``, ``n`` and ``m`` before the step is
+read, so the zero state is a fresh episode.
 
 The block, per layer: ``h + headwise_norm(sLSTM(LN(h)))``, then
 ``h + Linear(GELU(a) ⊙ b)`` with ``a, b = split(Linear(H, 2F)(LN(h)))``,
@@ -118,10 +119,12 @@ class SLSTMLayer(nn.Module):
         """``u [T, B, H]``, ``keep [T, B]`` (0 at a start) -> ``(h [T, B, H], state)``."""
         steps, batch, _ = u.shape
         pre = self.w(u).view(steps, batch, self.num_heads, -1).transpose(1, 2)  # [T, N, B, 4d]
+        resets = (keep == 0).any(dim=1).tolist()  # the steps where some copy starts an episode
         keep = keep.view(steps, 1, batch, 1)
         outputs = []
         for t in range(steps):
-            state = tuple(s * keep[t] for s in state)
+            if resets[t]:
+                state = tuple(s * keep[t] for s in state)
             raw = torch.baddbmm(pre[t], state[0], self.r)  # [N, B, 4d]
             state = slstm_step(raw, state)
             outputs.append(state[0])
