@@ -3,8 +3,9 @@
     pytest benchmarks/test_bench_copies.py --benchmark-only
 
 TMaze-v1 with a 10-cell corridor at ``agents/ppo.yaml``'s TMaze settings for corridors
-up to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]), each
-memory kind at hidden size 64, with 16 and with 256 copies. Two benchmarks per (kind, copies):
+up to 5 (32 steps per copy and rollout, 4 minibatches, 4 epochs, heads [32]), every
+memory kind of ``MEMORY_KINDS`` at hidden size 64, with 16 and with 256 copies. Two
+benchmarks per (kind, copies):
 
 - ``rollout``: one rollout (``items_per_call`` = copies x 32 env steps), the memory
   acting step by step;
@@ -21,8 +22,9 @@ from __future__ import annotations
 import pytest
 
 from pomdp_bench.agents.ppo import PPO, PPOSettings
+from pomdp_bench.memory import MEMORY_KINDS
 
-KINDS = ("none", "gru", "lstm", "transformer", "mamba")
+KINDS = MEMORY_KINDS
 COPIES = (16, 256)
 
 

@@ -13,9 +13,14 @@ Groups:
   resets; the target is at most 2x.
 * ``mamba scan``: the selective scan's chunked parallel form against its own
   one-step-at-a-time loop, forward + backward at T=512, B=8, E=128, N=16.
-* ``linear scan``: the chunked parallel scan shared by lru, s5, ffm and
-  linear_attention against its loop, forward + backward at T=1024, B=8, 64 complex
-  states.
+* ``linear scan``: the chunked parallel scan shared by lru, s5, ffm,
+  linear_attention, mingru and minlstm against its loop, forward + backward at
+  T=1024, B=8, 64 complex states.
+* ``mlstm cell``: mlstm's chunkwise form (chunks of 64) against its stabilised loop,
+  forward + backward at T=1024, B=8, 4 heads of width 32.
+
+Every kind of ``MEMORY_KINDS`` is in ``train`` and ``act``: divide a ``train`` time
+by ``T * B`` for the forward and backward cost per step.
 
 Everything runs on one thread, as the sweep's workers do.
 """
@@ -28,6 +33,7 @@ import torch
 from pomdp_bench.memory import MEMORY_KINDS, build_memory
 from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
 from pomdp_bench.memory.kernels.mamba_scan import selective_scan, selective_scan_sequential
+from pomdp_bench.memory.kernels.mlstm_scan import mlstm_chunkwise, mlstm_sequential
 
 torch.set_num_threads(1)
 
@@ -128,5 +134,29 @@ def test_linear_scan_parallel_against_sequential(benchmark, scan):
 
     def run() -> None:
         scan(a, b, h0).abs().square().mean().backward()
+
+    benchmark.pedantic(run, rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [lambda *a: mlstm_chunkwise(*a, 64), mlstm_sequential],
+    ids=["chunkwise", "sequential"],
+)
+def test_mlstm_cell_chunkwise_against_sequential(benchmark, cell):
+    benchmark.group = "mlstm cell T=1024,B=8,N=4,d=32"
+    steps, batch, heads, d = 1024, 8, 4, 32
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(steps, batch, heads, d, generator=gen, requires_grad=True) for _ in range(3))
+    i_pre = torch.randn(steps, batch, heads, generator=gen, requires_grad=True)
+    log_f = torch.nn.functional.logsigmoid(
+        4 + torch.randn(steps, batch, heads, generator=gen)
+    ).requires_grad_()
+    starts = torch.rand(steps, batch, generator=gen) < 0.05
+    state = (torch.zeros(batch, heads, d, d), torch.zeros(batch, heads, d), torch.zeros(batch, heads))
+
+    def run() -> None:
+        h, _ = cell(q, k, v, i_pre, log_f, starts, state)
+        h.square().mean().backward()
 
     benchmark.pedantic(run, rounds=5, warmup_rounds=1)

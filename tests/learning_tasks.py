@@ -78,6 +78,10 @@ PROOF: dict[str, tuple[dict, int]] = {
     "ffm": ({"kind": "ffm", "hidden_size": 16, "d_state": 8}, 200),
     "linear_attention": ({"kind": "linear_attention", "hidden_size": 16, "num_heads": 2}, 200),
     "gtrxl": ({"kind": "gtrxl", "hidden_size": 16, "num_heads": 2, "window": 12}, 200),
+    "mingru": ({"kind": "mingru", "hidden_size": 16}, 200),
+    "minlstm": ({"kind": "minlstm", "hidden_size": 16}, 200),
+    "mlstm": ({"kind": "mlstm", "hidden_size": 16, "num_heads": 2}, 300),
+    "slstm": ({"kind": "slstm", "hidden_size": 16, "num_heads": 2}, 200),
 }
 
 

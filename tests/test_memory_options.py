@@ -174,6 +174,8 @@ def test_register_memory_refuses_shipped_names_and_undecorated_options(monkeypat
 def test_each_shipped_kind_tunes_the_optuna_parameters_it_always_did() -> None:
     expected = {"gru": ["memory_init"], "lstm": ["memory_init"], "gtrxl": ["memory_gate_bias"]}
     expected |= {kind: ["memory_timescales"] for kind in ("lru", "s5", "linear_attention")}
+    expected |= {"mingru": ["memory_expand"], "minlstm": ["memory_expand"]}
+    expected |= {"mlstm": ["memory_num_heads"], "slstm": ["memory_num_heads"]}
     for kind in MEMORY_KINDS:
         trial = FakeTrial()
         memory = memory_config(trial, kind, 32)

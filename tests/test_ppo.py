@@ -22,7 +22,7 @@ from pomdp_bench.agents.ppo.networks import (
     uniform_kl,
 )
 from pomdp_bench.envs.make import make_vector_env
-from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
 
 # Verdicts here depend on torch's floating-point path: scripts/kernel_settings.sh reruns them
 # under other CPU kernel settings.
@@ -337,13 +337,19 @@ def test_no_gradient_crosses_a_piece_start() -> None:
     assert grad.sum() == 0  # nothing before the piece's start (steps 0-7 of copy 1), nothing else
 
 
+def _small_memory(kind: str) -> dict:
+    """A small memory of ``kind``: 8 units, 2 heads and a window of 4 where it has them."""
+    small = {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4}
+    return {name: value for name, value in small.items() if name in MemoryConfig.field_names(kind)}
+
+
 @pytest.mark.parametrize("kind", MEMORY_KINDS)
 def test_training_pieces_reproduce_the_collected_numbers(kind: str) -> None:
     """Re-run over pieces (each from its stored memory, resets inside), the
     networks give back the log-probs and values they had while acting."""
     model = PPO(
         _cartpole(4, max_steps=10),
-        {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4},
+        _small_memory(kind),
         bptt_length=8,
         **SMALL,
     )
@@ -406,7 +412,7 @@ def test_feedforward_runs_through_the_same_code() -> None:
 def test_every_memory_kind_learns_a_few_updates(kind: str, shared: bool) -> None:
     model = PPO(
         "CueRecall-v0",
-        {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4},
+        _small_memory(kind),
         env_kwargs={"delay": 2},
         n_envs=4,
         shared_memory=shared,

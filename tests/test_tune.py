@@ -50,17 +50,26 @@ def test_every_sampled_memory_is_a_valid_config_and_the_search_reaches_each_choi
         "linear_attention": set(),
         "gtrxl": set(),
         "gru": set(),
+        "mingru": set(),
+        "mlstm": set(),
+        "slstm": set(),
     }
     for _ in range(40):
         trial = study.ask()
         for kind, values in seen.items():
             memory = memory_config(trial, kind, hidden=32)
             config = MemoryConfig.from_any(memory)  # the names and values are valid
-            values.add(
-                config.init if kind == "gru" else config.gate_bias if kind == "gtrxl" else config.timescales
-            )
+            own = {
+                "gru": "init",
+                "gtrxl": "gate_bias",
+                "mingru": "expand",
+                "mlstm": "num_heads",
+                "slstm": "num_heads",
+            }
+            values.add(getattr(config, own.get(kind, "timescales")))
     assert seen["lru"] == {None, (2.0, 100.0), (2.0, 1000.0)} == seen["s5"] == seen["linear_attention"]
     assert seen["gtrxl"] == {2.0, 0.0} and seen["gru"] == {None, "forget_bias"}
+    assert seen["mingru"] == {1, 2} and seen["mlstm"] == {1, 4} == seen["slstm"]
 
 
 def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:

@@ -1,5 +1,5 @@
 """Memory blocks behind one contract: none, framestack, gru, lstm, transformer, mamba,
-lru, s5, ffm, linear_attention, gtrxl.
+lru, s5, ffm, linear_attention, gtrxl, mingru, minlstm, mlstm, slstm.
 
 ::
 

@@ -20,6 +20,8 @@ shipped kind, and ``examples/new_memory_kind.py`` on a new one. What the checks 
 - :func:`check_zero_state_is_a_fresh_episode`: the zero state behaves as a start.
 - :func:`check_finite_gradients`: every parameter gets a finite gradient over a long
   sequence with starts.
+- :func:`check_save_and_load`: its ``state_dict`` loaded into a freshly built memory
+  of the same config gives identical outputs and states.
 
 Each raises ``AssertionError`` saying what broke.
 """
@@ -174,6 +176,24 @@ def check_finite_gradients(memory: Memory, steps: int = 1024, batch: int = 2, se
         assert bool(param.grad.abs().sum() > 0), f"{name}'s gradient is zero"
 
 
+def check_save_and_load(memory: Memory, seed: int = 7) -> None:
+    """``memory.state_dict()`` loaded into a memory freshly built (with other random
+    weights) from the same config gives bit-identical outputs and states, from a
+    lived-in state with starts inside: everything a forward reads is saved."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed + 1000)
+        fresh = type(memory)(memory.config, memory.input_size)
+    fresh.load_state_dict(memory.state_dict())
+    x = torch.randn(11, 3, memory.input_size, generator=torch.Generator().manual_seed(seed))
+    starts = random_starts(11, 3, 0.2, seed)
+    state = lived_in_state(memory, 3, seed)
+    with torch.no_grad():
+        y, final = memory(x, state, starts)
+        y2, final2 = fresh(x, state, starts)
+    torch.testing.assert_close(y2, y, atol=0, rtol=0, msg=lambda m: f"loaded vs saved memory: {m}")
+    assert_states_close(final2, final, atol=0)
+
+
 def check_memory(memory: Memory, seed: int = 0) -> None:
     """Every check of the contract on ``memory`` (see the module docstring).
 
@@ -186,3 +206,4 @@ def check_memory(memory: Memory, seed: int = 0) -> None:
     check_reset_isolation(memory)
     check_zero_state_is_a_fresh_episode(memory)
     check_finite_gradients(memory)
+    check_save_and_load(memory)

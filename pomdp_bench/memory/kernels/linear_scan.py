@@ -1,8 +1,8 @@
 """The diagonal linear recurrence ``h[t] = a[t] * h[t-1] + b[t]``, run as a parallel scan.
 
 Shared by the linear-recurrent kinds: ``lru`` and ``s5`` (complex decays per state),
-``ffm`` (complex decays per trace) and ``linear_attention`` (decay 1, the running
-key-value sum). Each folds its episode starts into ``a``: ``a[t] = 0`` at a start
+``ffm`` (complex decays per trace), ``linear_attention`` (a decay per head on the
+running key-value sum), ``mingru`` and ``minlstm`` (a real decay per unit, from the input). Each folds its episode starts into ``a``: ``a[t] = 0`` at a start
 zeroes the state before step ``t`` reads it, so one call can span episodes.
 
 The composition ``(a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2)`` is associative, so

@@ -3,8 +3,8 @@
 Each module holds the kind's class, its own settings (a
 :class:`~pomdp_bench.memory.options.MemoryOptions` dataclass), the inits it
 understands and its tuning space, registered in one
-:func:`~pomdp_bench.memory.register_memory` call. ``rnn`` and ``ssm`` hold what gru
-and lstm, and lru and s5, share.
+:func:`~pomdp_bench.memory.register_memory` call. ``rnn``, ``ssm`` and ``minrnn`` hold what gru
+and lstm, lru and s5, and mingru and minlstm share.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ MEMORY_KINDS: tuple[str, ...] = (
     "ffm",
     "linear_attention",
     "gtrxl",
+    "mingru",
+    "minlstm",
+    "mlstm",
+    "slstm",
 )
 
 for _kind in MEMORY_KINDS:
