@@ -45,11 +45,31 @@ SMALL: dict[str, dict] = {
     # chunk_size 5: the 23-step contract sequences cross chunk boundaries, with starts inside chunks
     "mlstm": {"kind": "mlstm", "hidden_size": 12, "num_layers": 2, "num_heads": 3, "chunk_size": 5},
     "slstm": {"kind": "slstm", "hidden_size": 12, "num_layers": 2, "num_heads": 3},
+    # chunk_size 5 for the chunkwise kinds too: starts inside chunks, chunks that do not divide T
+    "mamba2": {
+        "kind": "mamba2",
+        "hidden_size": 12,
+        "num_layers": 2,
+        "d_state": 4,
+        "d_conv": 3,
+        "head_size": 6,
+        "chunk_size": 5,
+    },
+    "gated_deltanet": {
+        "kind": "gated_deltanet",
+        "hidden_size": 12,
+        "num_layers": 2,
+        "num_heads": 3,
+        "mlp_factor": 1.0,
+        "chunk_size": 5,
+    },
+    "rwkv7": {"kind": "rwkv7", "hidden_size": 12, "num_layers": 2, "head_size": 4, "lora_rank": 4, "chunk_size": 5},
 }
 SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
 SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "relative"}
 SMALL["minlstm-expand"] = {**SMALL["minlstm"], "expand": 2}
 SMALL["mlstm-default-chunks"] = {**SMALL["mlstm"], "chunk_size": 64, "conv_kernel": 1}
+SMALL["deltanet"] = {**SMALL["gated_deltanet"], "gate": False, "mlp_factor": 0.0}
 # The contract tests cover every kind and the variants that change the forward.
 VARIANTS = (
     *MEMORY_KINDS,
@@ -57,6 +77,7 @@ VARIANTS = (
     "transformer-relative",
     "minlstm-expand",
     "mlstm-default-chunks",
+    "deltanet",
 )
 WITH_PARAMS = (
     "gru",
@@ -72,6 +93,9 @@ WITH_PARAMS = (
     "minlstm",
     "mlstm",
     "slstm",
+    "mamba2",
+    "gated_deltanet",
+    "rwkv7",
 )
 # The kinds whose recurrence is linear_scan, and the modules that call it.
 SCAN_KINDS = {
@@ -105,7 +129,8 @@ def test_config_from_any_accepts_none_str_dict_and_config():
     assert MemoryConfig.from_any(cfg.to_dict()) == cfg
     assert MEMORY_KINDS[:6] == ("none", "framestack", "gru", "lstm", "transformer", "mamba")
     assert MEMORY_KINDS[6:11] == ("lru", "s5", "ffm", "linear_attention", "gtrxl")
-    assert MEMORY_KINDS[11:] == ("mingru", "minlstm", "mlstm", "slstm")
+    assert MEMORY_KINDS[11:15] == ("mingru", "minlstm", "mlstm", "slstm")
+    assert MEMORY_KINDS[15:] == ("mamba2", "gated_deltanet", "rwkv7")
 
 
 @pytest.mark.parametrize(

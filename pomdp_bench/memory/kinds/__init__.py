@@ -30,6 +30,9 @@ MEMORY_KINDS: tuple[str, ...] = (
     "minlstm",
     "mlstm",
     "slstm",
+    "mamba2",
+    "gated_deltanet",
+    "rwkv7",
 )
 
 for _kind in MEMORY_KINDS:
