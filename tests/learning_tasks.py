@@ -82,6 +82,9 @@ PROOF: dict[str, tuple[dict, int]] = {
     "minlstm": ({"kind": "minlstm", "hidden_size": 16}, 200),
     "mlstm": ({"kind": "mlstm", "hidden_size": 16, "num_heads": 2}, 300),
     "slstm": ({"kind": "slstm", "hidden_size": 16, "num_heads": 2}, 200),
+    "mamba2": ({"kind": "mamba2", "hidden_size": 16, "d_state": 8, "head_size": 8}, 420),
+    "gated_deltanet": ({"kind": "gated_deltanet", "hidden_size": 16, "num_heads": 2}, 200),
+    "rwkv7": ({"kind": "rwkv7", "hidden_size": 16, "head_size": 8}, 200),
 }
 
 

@@ -11,11 +11,13 @@ from torch import nn
 
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory, contract
 from pomdp_bench.memory.contract import assert_states_close, lived_in_state, random_starts
+from pomdp_bench.memory.kernels.delta_rule import delta_rule_chunkwise, delta_rule_sequential
 from pomdp_bench.memory.kernels.episodes import positions_in_episode
 from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
 from pomdp_bench.memory.kernels.mamba_scan import selective_scan, selective_scan_sequential
 from pomdp_bench.memory.kernels.mlstm_scan import mlstm_chunkwise, mlstm_sequential
 from pomdp_bench.memory.kernels.rnn_reference import masked_loop
+from pomdp_bench.memory.kinds import rwkv7
 from pomdp_bench.memory.kinds.transformer import windowed_attention
 
 from learning_tasks import PROOF_SYMBOLS, cue_batch, majority, train_recall
@@ -63,7 +65,14 @@ SMALL: dict[str, dict] = {
         "mlp_factor": 1.0,
         "chunk_size": 5,
     },
-    "rwkv7": {"kind": "rwkv7", "hidden_size": 12, "num_layers": 2, "head_size": 4, "lora_rank": 4, "chunk_size": 5},
+    "rwkv7": {
+        "kind": "rwkv7",
+        "hidden_size": 12,
+        "num_layers": 2,
+        "head_size": 4,
+        "lora_rank": 4,
+        "chunk_size": 5,
+    },
 }
 SMALL["transformer-nope"] = {**SMALL["transformer"], "position_encoding": "none"}
 SMALL["transformer-relative"] = {**SMALL["transformer"], "position_encoding": "relative"}
@@ -180,7 +189,24 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "mlstm", "conv_kernel": 0}, "conv_kernel must be >= 1"),
         ({"kind": "slstm", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
         ({"kind": "slstm", "ff_factor": 0}, "ff_factor must be > 0"),
-        ({"kind": "slstm", "chunk_size": 8}, "applies only to kind='mlstm'"),
+        (
+            {"kind": "slstm", "chunk_size": 8},
+            r"applies only to kind in \['mlstm', 'mamba2', 'gated_deltanet', 'rwkv7'\]",
+        ),
+        (
+            {"kind": "mamba2", "hidden_size": 10, "head_size": 8},
+            r"mamba2: head_size=8 must divide .* 20; valid",
+        ),
+        ({"kind": "mamba2", "d_state": 0}, "d_state must be >= 1"),
+        ({"kind": "mamba2", "chunk_size": 0}, "chunk_size must be >= 1"),
+        ({"kind": "gated_deltanet", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
+        ({"kind": "gated_deltanet", "hidden_size": 10, "num_heads": 2, "expand_v": 0.3}, "must be a whole number"),
+        ({"kind": "gated_deltanet", "expand_v": 0}, "expand_v must be > 0"),
+        ({"kind": "gated_deltanet", "mlp_factor": -1}, "mlp_factor must be >= 0"),
+        ({"kind": "rwkv7", "hidden_size": 12, "head_size": 8}, r"valid head_size: \[1, 2, 3, 4, 6, 12\]"),
+        ({"kind": "rwkv7", "chunk_size": 65}, "chunk_size must be <= 64"),
+        ({"kind": "rwkv7", "lora_rank": 0}, "lora_rank must be >= 1"),
+        ({"kind": "rwkv7", "gate": False}, "applies only to kind='gated_deltanet'"),
     ],
 )
 def test_config_refuses_bad_values_naming_what_is_valid(value, match):
@@ -202,6 +228,9 @@ def test_config_refuses_bad_values_naming_what_is_valid(value, match):
         {"kind": "minlstm", "expand": 2.0},
         {"kind": "mlstm", "proj_factor": "2"},
         {"kind": "slstm", "num_heads": "4"},
+        {"kind": "mamba2", "head_size": 8.0},
+        {"kind": "gated_deltanet", "gate": "false"},
+        {"kind": "rwkv7", "lora_rank": "32"},
         3.5,
     ],
 )
@@ -757,6 +786,119 @@ def test_xlstm_gates_start_as_the_reference_code_does():
     assert not bias[:, [0, 2, 3]].any()
 
 
+def _delta_rule_inputs(case: str, steps: int, dtype: torch.dtype, seed: int = 0):
+    """Random inputs of the delta-rule kernel as each kind builds them (3 copies, 2 heads,
+    keys of 4, values of 5), starts inside, a lived-in state: ``ssd`` (Mamba-2: a scalar
+    decay, no rank-one term), ``gated_delta`` (α S (I - β k kᵀ) + β v kᵀ) and ``rwkv7``
+    (a vector decay, ``a = -κ̂``, ``b = κ̂ ⊙ ā``)."""
+    gen = torch.Generator().manual_seed(seed)
+    batch, heads, dk, dv = 3, 2, 4, 5
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen, dtype=dtype)
+
+    q, k, v = (
+        rand(steps, batch, heads, dk),
+        F.normalize(rand(steps, batch, heads, dk), dim=-1),
+        rand(steps, batch, heads, dv),
+    )
+    a = b = None
+    if case == "rwkv7":
+        log_w = -math.exp(-0.5) * torch.sigmoid(2 * rand(steps, batch, heads, dk))
+        kk = F.normalize(rand(steps, batch, heads, dk), dim=-1)
+        a, b = -kk, kk * torch.sigmoid(rand(steps, batch, heads, dk))
+    else:
+        log_w = F.logsigmoid(2 + rand(steps, batch, heads, 1))
+        if case == "gated_delta":
+            beta = torch.sigmoid(rand(steps, batch, heads, 1))
+            a, b, v = k, -log_w.exp() * beta * k, v * beta
+    starts = random_starts(steps, batch, 0.15, seed)
+    starts[0, 1] = True
+    return (q, k, v, log_w, a, b), starts, rand(batch, heads, dv, dk)
+
+
+@pytest.mark.parametrize("case", ["ssd", "gated_delta", "rwkv7"])
+@pytest.mark.parametrize("chunk_size", [1, 3, 7, 64])
+def test_delta_rule_chunkwise_equals_the_loop_in_values_states_and_gradients(case, chunk_size):
+    """The chunkwise form gives the loop's outputs, final state and gradients (every
+    input and the incoming state) in float64, with chunks that do and do not divide the
+    17 steps and starts inside chunks and at their edges."""
+    inputs, starts, state = _delta_rule_inputs(case, 17, torch.float64)
+    results = []
+    for run in (lambda *a: delta_rule_chunkwise(*a, chunk_size), delta_rule_sequential):
+        leaves = [None if t is None else t.clone().requires_grad_() for t in (*inputs, state)]
+        o, final = run(*leaves[:6], starts, leaves[6])
+        (o.square().sum() + final.square().sum()).backward()
+        results.append((o.detach(), final.detach(), [t.grad for t in leaves if t is not None]))
+    (o1, s1, g1), (o2, s2, g2) = results
+    torch.testing.assert_close(o1, o2, atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(s1, s2, atol=1e-10, rtol=1e-10)
+    for x, y in zip(g1, g2, strict=True):
+        torch.testing.assert_close(x, y, atol=1e-9, rtol=1e-9)
+
+
+def test_delta_rule_vector_decay_stays_exact_in_float32_at_the_largest_chunk():
+    """RWKV-7's strongest decay (``-log w = e^(-1/2)`` every step) over chunks of 64, the
+    largest rwkv7 allows: the float32 chunkwise form equals the float64 loop."""
+    inputs, starts, state = _delta_rule_inputs("rwkv7", 200, torch.float64, seed=1)
+    q, k, v, _, a, b = inputs
+    log_w = torch.full_like(q, -math.exp(-0.5))
+    want, want_s = delta_rule_sequential(q, k, v, log_w, a, b, starts, state)
+    got, got_s = delta_rule_chunkwise(
+        *(t.float() for t in (q, k, v, log_w, a, b)), starts, state.float(), rwkv7.MAX_CHUNK
+    )
+    assert bool(torch.isfinite(got).all())
+    torch.testing.assert_close(got.double(), want, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(got_s.double(), want_s, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["mamba2", "gated_deltanet", "deltanet", "rwkv7"])
+def test_delta_rule_kinds_equal_their_loop_reference(kind, monkeypatch):
+    """Each kind on the delta-rule kernel gives the same outputs, state and parameter
+    gradients with its chunkwise form swapped for the plain loop (float32, 40 steps over
+    chunks of 5 with starts inside)."""
+    import importlib
+
+    module = importlib.import_module(f"pomdp_bench.memory.kinds.{SMALL[kind]['kind']}")
+    x = torch.randn(40, 3, D, generator=torch.Generator().manual_seed(5))
+    starts = random_starts(40, 3, 0.1, 5)
+    results = []
+    for cell in (delta_rule_chunkwise, lambda *a: delta_rule_sequential(*a[:-1])):
+        monkeypatch.setattr(module, "delta_rule_chunkwise", cell)
+        memory = make(kind, 2)
+        y, final = memory(x, lived_in_state(memory, 3, 1), starts)
+        (y.square().mean() + final[1].square().mean()).backward()
+        grads = [p.grad for _, p in sorted(memory.named_parameters())]
+        results.append((y.detach(), [s.detach() for s in final], grads))
+    (y1, s1, g1), (y2, s2, g2) = results
+    torch.testing.assert_close(y1, y2, atol=1e-5, rtol=1e-5)
+    for a, b in zip((*s1, *g1), (*s2, *g2), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_deltanet_without_the_gate_keeps_every_gradient_finite():
+    """``gate: false`` (plain DeltaNet, no decay): finite, non-zero gradients over 1024
+    steps, as every kind's (test_every_parameter_gets_a_finite_gradient_over_1024_steps)."""
+    memory = make("deltanet")
+    assert not any("A_log" in name or "alpha" in name for name, _ in memory.named_parameters())
+    contract.check_finite_gradients(memory)
+
+
+def test_linear_attention_line_inits_follow_the_references():
+    """mamba2 and gated_deltanet: -A in [1, 16], Δ in [0.001, 0.1]; rwkv7: decays from
+    about exp(-e^-7) to exp(-e^-2) a step over the channels, ``k_k = 0.85``, ``k_a = 1``."""
+    mixer = build_memory({"kind": "mamba2", "head_size": 8}, input_size=D).mixers[0]
+    for layer in (mixer, build_memory({"kind": "gated_deltanet"}, input_size=D).blocks[0]):
+        a = layer.A_log.exp()
+        assert a.min() >= 1 - 1e-6 and a.max() <= 16 + 1e-5
+        dt = F.softplus(layer.dt_bias)
+        assert dt.min() >= 1e-3 * 0.999 and dt.max() <= 0.1 * 1.001
+    tmix = build_memory({"kind": "rwkv7", "hidden_size": 64}, input_size=D).blocks[0].tmix
+    log_w = -math.exp(-0.5) * torch.sigmoid(tmix.w0)
+    torch.testing.assert_close((-log_w[[0, -1]]).log().neg(), torch.tensor([7.0, 2.0]), atol=0.25, rtol=0)
+    assert (tmix.k_k == 0.85).all() and (tmix.k_a == 1).all()
+
+
 @pytest.mark.parametrize("kind", SCAN_KINDS)
 def test_scan_kinds_equal_their_sequential_reference_in_values_and_gradients(kind, monkeypatch):
     """Each kind built on linear_scan gives the same outputs, final state and parameter
@@ -873,7 +1015,9 @@ def test_timescales_and_gate_bias_set_the_initial_decays_and_gates():
 # transformer 50, mamba 250; lru 60, s5 60, ffm 50, linear_attention 80, gtrxl 70 (native, AVX2
 # and SSE4.1/default kernels gave the same crossings for these five, +-10); mingru 40, minlstm 40,
 # mlstm 100 (seed 0 under SSE4.1/default; 70 native and AVX2), slstm 30 (native, AVX2 and
-# SSE4.1/default on an AVX2 machine, seeds 0-4). Each budget in learning_tasks.PROOF is at least
+# SSE4.1/default on an AVX2 machine, seeds 0-4); mamba2 170 (seed 0 under SSE4.1/default; 140
+# native and AVX2), gated_deltanet 30, rwkv7 50 (native, AVX2 and SSE4.1/default on an AVX2
+# machine, seeds 0-4, under load). Each budget in learning_tasks.PROOF is at least
 # 2.4 times the slowest, and two of three seeds must solve it.
 PROOF_SEEDS = (0, 1, 2)
 

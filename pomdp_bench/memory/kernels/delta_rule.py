@@ -125,7 +125,9 @@ def _chunk(
         a, b = (t.permute(1, 2, 0, 3) for t in ab)
         before = same & (index[:, None] > index[None, :])  # s < t
         m_ab = _pairs(a, prev, b, cum, before, scalar)
-        rhs = (a * torch.exp(prev) * carried) @ s0.transpose(-1, -2) + _pairs(a, prev, k, cum, before, scalar) @ v
+        rhs = (a * torch.exp(prev) * carried) @ s0.transpose(-1, -2) + _pairs(
+            a, prev, k, cum, before, scalar
+        ) @ v
         eye = torch.eye(steps, dtype=q.dtype, device=q.device)
         z = torch.linalg.solve_triangular(eye - m_ab, rhs, upper=False, unitriangular=True)  # [B, H, L, dv]
         o = o + _pairs(q, cum, b, cum, upto, scalar) @ z

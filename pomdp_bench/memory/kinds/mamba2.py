@@ -130,7 +130,9 @@ class Mamba2Mixer(nn.Module):
         self.norm = nn.RMSNorm(inner, eps=1e-5)
         self.out_proj = nn.Linear(inner, hidden_size, bias=False)
 
-    def forward(self, u: Tensor, history: Tensor, ssm: Tensor, starts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(
+        self, u: Tensor, history: Tensor, ssm: Tensor, starts: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """``u [T, B, H]``, ``history [B, K - 1, E + 2N]``, ``ssm [B, heads, P, N]``,
         ``starts [T, B]`` -> ``(out [T, B, H], history, ssm)``."""
         steps, batch, _ = u.shape

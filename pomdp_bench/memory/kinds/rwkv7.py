@@ -101,7 +101,10 @@ class RWKV7Options(MemoryOptions):
 def tune_rwkv7(trial: Any, hidden: int) -> dict[str, Any]:
     """A study's memory settings for ``rwkv7``: ``hidden`` units and the head sizes of
     :data:`RWKV7_HEAD_SIZES` (Optuna parameter ``"memory_head_size"``)."""
-    return {"hidden_size": hidden, "head_size": trial.suggest_categorical("memory_head_size", RWKV7_HEAD_SIZES)}
+    return {
+        "hidden_size": hidden,
+        "head_size": trial.suggest_categorical("memory_head_size", RWKV7_HEAD_SIZES),
+    }
 
 
 def _shifted(x: Tensor, last: Tensor, starts: Tensor) -> Tensor:
