@@ -176,6 +176,8 @@ def test_each_shipped_kind_tunes_the_optuna_parameters_it_always_did() -> None:
     expected |= {kind: ["memory_timescales"] for kind in ("lru", "s5", "linear_attention")}
     expected |= {"mingru": ["memory_expand"], "minlstm": ["memory_expand"]}
     expected |= {"mlstm": ["memory_num_heads"], "slstm": ["memory_num_heads"]}
+    expected |= {"mamba2": ["memory_d_state"], "gated_deltanet": ["memory_num_heads"]}
+    expected |= {"rwkv7": ["memory_head_size"]}
     for kind in MEMORY_KINDS:
         trial = FakeTrial()
         memory = memory_config(trial, kind, 32)

@@ -53,6 +53,9 @@ def test_every_sampled_memory_is_a_valid_config_and_the_search_reaches_each_choi
         "mingru": set(),
         "mlstm": set(),
         "slstm": set(),
+        "mamba2": set(),
+        "gated_deltanet": set(),
+        "rwkv7": set(),
     }
     for _ in range(40):
         trial = study.ask()
@@ -65,11 +68,15 @@ def test_every_sampled_memory_is_a_valid_config_and_the_search_reaches_each_choi
                 "mingru": "expand",
                 "mlstm": "num_heads",
                 "slstm": "num_heads",
+                "mamba2": "d_state",
+                "gated_deltanet": "num_heads",
+                "rwkv7": "head_size",
             }
             values.add(getattr(config, own.get(kind, "timescales")))
     assert seen["lru"] == {None, (2.0, 100.0), (2.0, 1000.0)} == seen["s5"] == seen["linear_attention"]
     assert seen["gtrxl"] == {2.0, 0.0} and seen["gru"] == {None, "forget_bias"}
     assert seen["mingru"] == {1, 2} and seen["mlstm"] == {1, 4} == seen["slstm"]
+    assert seen["mamba2"] == {16, 128} and seen["gated_deltanet"] == {1, 4} and seen["rwkv7"] == {8, 32}
 
 
 def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:

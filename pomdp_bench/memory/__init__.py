@@ -1,5 +1,6 @@
 """Memory blocks behind one contract: none, framestack, gru, lstm, transformer, mamba,
-lru, s5, ffm, linear_attention, gtrxl, mingru, minlstm, mlstm, slstm.
+lru, s5, ffm, linear_attention, gtrxl, mingru, minlstm, mlstm, slstm, mamba2,
+gated_deltanet, rwkv7.
 
 ::
 

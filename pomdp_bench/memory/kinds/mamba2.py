@@ -46,7 +46,7 @@ from pomdp_bench.validation import check_int
 A_INIT_RANGE = (1.0, 16.0)
 _DT_FLOOR = 1e-4
 #: The state sizes a study tries.
-MAMBA2_STATES: list[int] = [16, 64]
+MAMBA2_STATES: list[int] = [16, 128]
 
 
 def initial_dt_bias(size: int) -> Tensor:
@@ -98,14 +98,9 @@ class Mamba2Options(MemoryOptions):
 
 
 def tune_mamba2(trial: Any, hidden: int) -> dict[str, Any]:
-    """A study's memory settings for ``mamba2``: ``hidden`` units, heads of 16 channels
-    (``hidden`` is a multiple of 8 in the studies) and the states of
+    """A study's memory settings for ``mamba2``: ``hidden`` units and the state sizes of
     :data:`MAMBA2_STATES` (Optuna parameter ``"memory_d_state"``)."""
-    return {
-        "hidden_size": hidden,
-        "head_size": 16,
-        "d_state": trial.suggest_categorical("memory_d_state", MAMBA2_STATES),
-    }
+    return {"hidden_size": hidden, "d_state": trial.suggest_categorical("memory_d_state", MAMBA2_STATES)}
 
 
 class Mamba2Mixer(nn.Module):

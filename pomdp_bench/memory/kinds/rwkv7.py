@@ -58,7 +58,7 @@ from pomdp_bench.validation import check_int
 #: The largest chunk: the vector decay's factors stay below e^(0.61 · 64) (see the kernel).
 MAX_CHUNK = 64
 #: The head sizes a study tries.
-RWKV7_HEAD_SIZES: list[int] = [8, 16]
+RWKV7_HEAD_SIZES: list[int] = [8, 32]
 _W_SCALE = math.exp(-0.5)  # -log w = e^(-0.5) σ(·): the reference's soft clamp
 
 
