@@ -18,6 +18,9 @@ Groups:
   T=1024, B=8, 64 complex states.
 * ``mlstm cell``: mlstm's chunkwise form (chunks of 64) against its stabilised loop,
   forward + backward at T=1024, B=8, 4 heads of width 32.
+* ``delta rule``: the chunkwise kernel of mamba2 (SSD, chunks of 256), gated_deltanet
+  (chunks of 64) and rwkv7 (vector decays, chunks of 16) against its loop, forward +
+  backward at T=1024, B=8, 4 heads with keys of 16 and values of 32.
 
 Every kind of ``MEMORY_KINDS`` is in ``train`` and ``act``: divide a ``train`` time
 by ``T * B`` for the forward and backward cost per step.
@@ -31,6 +34,7 @@ import pytest
 import torch
 
 from pomdp_bench.memory import MEMORY_KINDS, build_memory
+from pomdp_bench.memory.kernels.delta_rule import delta_rule_chunkwise, delta_rule_sequential
 from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
 from pomdp_bench.memory.kernels.mamba_scan import selective_scan, selective_scan_sequential
 from pomdp_bench.memory.kernels.mlstm_scan import mlstm_chunkwise, mlstm_sequential
@@ -160,3 +164,34 @@ def test_mlstm_cell_chunkwise_against_sequential(benchmark, cell):
         h.square().mean().backward()
 
     benchmark.pedantic(run, rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("case", [("ssd", 256), ("gated_delta", 64), ("rwkv7", 16)], ids=lambda c: c[0])
+@pytest.mark.parametrize("form", ["chunkwise", "sequential"])
+def test_delta_rule_chunkwise_against_sequential(benchmark, case, form):
+    name, chunk = case
+    benchmark.group = f"delta rule {name} T=1024,B=8,N=4,dk=16,dv=32"
+    steps, batch, heads, dk, dv = 1024, 8, 4, 16, 32
+    gen = torch.Generator().manual_seed(0)
+
+    def rand(*shape, fn=lambda t: t):
+        return fn(torch.randn(*shape, generator=gen)).requires_grad_()
+
+    normalize = torch.nn.functional.normalize
+    q, v = rand(steps, batch, heads, dk), rand(steps, batch, heads, dv)
+    k = rand(steps, batch, heads, dk, fn=lambda t: normalize(t, dim=-1))
+    width = dk if name == "rwkv7" else 1
+    log_w = rand(steps, batch, heads, width, fn=lambda t: -0.6 * torch.sigmoid(t))
+    a = b = None
+    if name != "ssd":
+        a = rand(steps, batch, heads, dk, fn=lambda t: normalize(t, dim=-1))
+        b = rand(steps, batch, heads, dk, fn=lambda t: -0.5 * normalize(t, dim=-1))
+    starts = torch.rand(steps, batch, generator=gen) < 0.05
+    state = torch.zeros(batch, heads, dv, dk)
+
+    def run() -> None:
+        args = (q, k, v, log_w, a, b, starts, state)
+        o, _ = delta_rule_chunkwise(*args, chunk) if form == "chunkwise" else delta_rule_sequential(*args)
+        o.square().mean().backward()
+
+    benchmark.pedantic(run, rounds=3, warmup_rounds=1)

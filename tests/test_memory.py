@@ -200,7 +200,10 @@ def test_config_from_any_accepts_none_str_dict_and_config():
         ({"kind": "mamba2", "d_state": 0}, "d_state must be >= 1"),
         ({"kind": "mamba2", "chunk_size": 0}, "chunk_size must be >= 1"),
         ({"kind": "gated_deltanet", "hidden_size": 10, "num_heads": 4}, r"valid num_heads: \[1, 2, 5, 10\]"),
-        ({"kind": "gated_deltanet", "hidden_size": 10, "num_heads": 2, "expand_v": 0.3}, "must be a whole number"),
+        (
+            {"kind": "gated_deltanet", "hidden_size": 10, "num_heads": 2, "expand_v": 0.3},
+            "must be a whole number",
+        ),
         ({"kind": "gated_deltanet", "expand_v": 0}, "expand_v must be > 0"),
         ({"kind": "gated_deltanet", "mlp_factor": -1}, "mlp_factor must be >= 0"),
         ({"kind": "rwkv7", "hidden_size": 12, "head_size": 8}, r"valid head_size: \[1, 2, 3, 4, 6, 12\]"),
