@@ -338,8 +338,9 @@ def test_no_gradient_crosses_a_piece_start() -> None:
 
 
 def _small_memory(kind: str) -> dict:
-    """A small memory of ``kind``: 8 units, 2 heads and a window of 4 where it has them."""
-    small = {"kind": kind, "hidden_size": 8, "num_heads": 2, "window": 4}
+    """A small memory of ``kind``: 8 units, 2 heads (or heads of 4) and a window of 4 where
+    it has them."""
+    small = {"kind": kind, "hidden_size": 8, "num_heads": 2, "head_size": 4, "window": 4}
     return {name: value for name, value in small.items() if name in MemoryConfig.field_names(kind)}
 
 
