@@ -217,8 +217,9 @@ def solve_cost_plot(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
         return []
     panels = list(data.groupby(["env_id", "agent"], sort=True))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
-    # tab10 for the first ten kinds (the published figures' colours), then dark grey.
-    palette = [*sns.color_palette("tab10"), (0.25, 0.25, 0.25), *sns.color_palette("Dark2")[:4]]
+    # tab10 for the first ten kinds (the published figures' colours), dark grey, then Dark2 for
+    # the kinds of issues 54 and 55.
+    palette = [*sns.color_palette("tab10"), (0.25, 0.25, 0.25), *sns.color_palette("Dark2")[:7]]
     colours = dict(zip(MEMORY_KINDS, palette, strict=False))
     for ax, ((env_id, agent), group) in zip(axes[0], panels, strict=True):
         top = float(np.nanmax(group[["steps_to_solve", "steps_to_solve_ci_high"]].to_numpy(dtype=float))) * 2
