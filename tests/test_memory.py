@@ -477,6 +477,9 @@ def test_rnn_keeps_nothing_from_inference_mode_for_a_later_backward(kind):
         ("linear_attention", None),
         ("gtrxl", None),
         ("gtrxl", "gpt2"),
+        ("mamba2", None),
+        ("gated_deltanet", None),
+        ("rwkv7", None),
     ],
 )
 def test_same_seed_gives_bit_identical_parameters(kind, init):
