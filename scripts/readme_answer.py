@@ -95,8 +95,8 @@ def _popgym(root: Path) -> list[str]:
         return f"**{text}**" if str(row.learned) == "True" else text
 
     lines = [
-        f"POPGym's diagnostic envs, in POPGym's metric (MMER, the mean over 5 seeds; **bold**: learned; "
-        f"a dash: not finished), from `{POPGYM}`:",
+        f"POPGym's diagnostic envs, in POPGym's metric MMER, from `{POPGYM}`. Each entry is the mean over 5 "
+        "seeds. **Bold** marks a learned cell, a dash one not finished.",
         "",
         "| memory | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
