@@ -60,10 +60,12 @@ def markdown(table: pd.DataFrame) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
-    parser.add_argument("--runs", default=str(ROOT / "leaderboards" / "popgym_runs.csv"))
-    parser.add_argument("--csv", default=str(ROOT / "leaderboards" / "popgym_cost.csv"))
+    parser.add_argument("--runs", default=str(ROOT / "leaderboards" / "popgym_runs.csv"), help="the runs CSV")
+    parser.add_argument(
+        "--csv", default=str(ROOT / "leaderboards" / "popgym_cost.csv"), help="where to write"
+    )
     args = parser.parse_args()
     table = cost_table(pd.read_csv(args.runs))
     table.to_csv(args.csv, index=False, float_format="%.4g")

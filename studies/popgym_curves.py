@@ -85,17 +85,26 @@ def run(env: str, kind: str, seed: int, budget: int, check_every: int, args: arg
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument("--env", required=True, help="POPGym name with difficulty, e.g. RepeatFirstEasy")
-    parser.add_argument("--kind", default="gru")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[100])
-    parser.add_argument("--budget", type=int, default=1_000_000)
-    parser.add_argument("--check-every", type=int, default=50_000)
-    parser.add_argument("--suite", default="popgym")
-    parser.add_argument("--prev-action", action="store_true")
-    parser.add_argument("--set", dest="sets", nargs="*", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--memory-set", dest="memory_sets", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--kind", default="gru", help="memory kind (default gru)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[100], help="held-out seeds, >= 100")
+    parser.add_argument("--budget", type=int, default=1_000_000, help="env steps a run")
+    parser.add_argument("--check-every", type=int, default=50_000, help="env steps between checks")
+    parser.add_argument("--suite", default="popgym", help="the suite whose first group's PPO settings to use")
+    parser.add_argument("--prev-action", action="store_true", help="add POPGym's inputs")
+    parser.add_argument(
+        "--set", dest="sets", nargs="*", default=[], metavar="NAME=VALUE", help="PPO settings to change"
+    )
+    parser.add_argument(
+        "--memory-set",
+        dest="memory_sets",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="memory settings",
+    )
     args = parser.parse_args()
     args.changes = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.sets)}
     args.memory = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in args.memory_sets)}
