@@ -17,9 +17,16 @@ memory kind at hidden size 64 (the set-up of ``benchmarks/test_bench_copies.py``
 The arithmetic limit is the update's work over that peak, as env steps/s: what the
 update would reach if every operation ran at matmul speed with no overhead. The gap
 between it and the measured rate is overhead (Python, operator dispatch, small
-kernels) or memory traffic (elementwise work). Prints a Markdown table.
+kernels) or memory traffic (elementwise work). The limit counts matrix products: a
+kind whose work is mostly elementwise (the scans of lru, s5, ffm, mingru, minlstm)
+gets a limit that is too high, so its share is a lower bound.
 
-    python scripts/arithmetic_limit.py [--copies 16 64 256 1024] [--kinds none gru ...]
+Prints a Markdown table and, with ``--csv``, writes the rows to a CSV (default
+``leaderboards/throughput.csv``), replacing the rows of the kinds and copies measured
+and keeping the others; each row names its CPU, machine, commit and date.
+``scripts/memory_kinds_table.py`` turns that CSV into the docs' throughput table.
+
+    python scripts/arithmetic_limit.py [--copies 16 256] [--kinds none gru ...] [--csv]
 
 Run it alone on the machine: it measures speed.
 """
@@ -30,13 +37,23 @@ import argparse
 import statistics
 import time
 from functools import partial
+from pathlib import Path
 
+import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from pomdp_bench.agents.ppo import PPO, PPOSettings
+from pomdp_bench.harness import provenance
+from pomdp_bench.memory import MEMORY_KINDS
 
-KINDS = ("none", "gru", "lstm", "transformer", "mamba")
+KINDS = tuple(MEMORY_KINDS)
+CSV = Path(__file__).resolve().parent.parent / "leaderboards" / "throughput.csv"
+COLUMNS = [
+    "memory", "copies", "rollout_steps_per_second", "update_steps_per_second", "update_mflop",
+    "update_gflop_per_second", "limit_steps_per_second", "share_of_limit", "matmul_peak_gflop_per_second",
+    "torch", "cpu", "machine", "git_commit", "created_at",
+]  # fmt: skip
 HIDDEN = 64
 SCAN_OPS_PER_ELEMENT = 20  # selective_scan: 3 forward passes and 3 backward, ~3-4 ops each
 
@@ -114,7 +131,16 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=3, help="timed rounds per measurement; the median is kept"
     )
+    parser.add_argument(
+        "--csv",
+        nargs="?",
+        const=str(CSV),
+        default=None,
+        metavar="PATH",
+        help=f"also write the rows to this CSV (default when given without a path: {CSV.relative_to(CSV.parents[1])})",
+    )
     args = parser.parse_args()
+    rows = []
     torch.set_num_threads(1)
     torch.manual_seed(0)
     rows_per_minibatch = [c * 32 // 4 for c in args.copies]
@@ -133,11 +159,39 @@ def main() -> None:
             flops = _update_flops(model)
             update = _median_seconds(partial(model._update, 0.5), args.rounds)
             limit = size / (flops / peak)
+            rows.append(
+                [kind, copies, size / rollout, size / update, flops / 1e6, flops / update / 1e9, limit,
+                 size / update / limit, peak / 1e9]
+            )  # fmt: skip
             print(
                 f"| {kind} | {copies} | {size / rollout:,.0f} | {size / update:,.0f} | {flops / 1e6:,.1f} "
                 f"| {flops / update / 1e9:.1f} | {limit:,.0f} | {size / update / limit:.0%} |",
                 flush=True,
             )
+    if args.csv:
+        write_csv(Path(args.csv), rows)
+
+
+def write_csv(path: Path, rows: list[list]) -> None:
+    """Merge measured rows into ``path``: rows of the same kind and copies are replaced."""
+    stamp = [
+        torch.__version__,
+        provenance.cpu_model(),
+        provenance.machine(),
+        provenance.git_commit(),
+        provenance.now(),
+    ]
+    new = pd.DataFrame([row + stamp for row in rows], columns=COLUMNS)
+    if path.exists():
+        old = pd.read_csv(path)
+        if list(old.columns) != COLUMNS:
+            raise ValueError(f"{path}: columns {list(old.columns)} are not this script's {COLUMNS}")
+        keep = ~old.set_index(["memory", "copies"]).index.isin(new.set_index(["memory", "copies"]).index)
+        new = pd.concat([old[keep], new], ignore_index=True)
+    order = {kind: i for i, kind in enumerate(KINDS)}
+    new = new.sort_values(["memory", "copies"], key=lambda c: c.map(order) if c.name == "memory" else c)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new.to_csv(path, index=False, float_format="%.6g")
 
 
 if __name__ == "__main__":

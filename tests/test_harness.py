@@ -79,11 +79,8 @@ def test_memory_suite_covers_the_grid() -> None:
     assert suite.seeds >= 5
     ppo = [s for s in specs if s.agent == "ppo"]
     assert {s.env_id for s in ppo} == {"MaskedCartPole-v0", "TMaze-v1", "CueRecall-v0", "TMazeActive-v1"}
-    # Every kind; the later ones (lru, s5, ...) on T-Maze and cue recall only. The kinds of
-    # issues 54 (mingru, minlstm, mlstm, slstm) and 55 (mamba2, gated_deltanet, rwkv7) join
-    # the suite with their cells, not before.
-    later = {"mingru", "minlstm", "mlstm", "slstm", "mamba2", "gated_deltanet", "rwkv7"}
-    assert {s.memory_kind for s in ppo} == set(MEMORY_KINDS) - later
+    # Every kind; the later ones (lru, s5, ..., rwkv7) on T-Maze and cue recall only.
+    assert {s.memory_kind for s in ppo} == set(MEMORY_KINDS)
     for env_id in {s.env_id for s in ppo}:
         lengths = sorted({s.bptt_length for s in ppo if s.env_id == env_id and s.memory_kind in TIME_KINDS})
         horizon = next(s.horizon for s in ppo if s.env_id == env_id)
