@@ -40,8 +40,8 @@ replayed copy `i - 1` of seed `s + 1` and seed `s` was evaluated on reset seeds
 `10000 + s + i`, so adjacent seeds share most of their evaluation episodes and its
 intervals are narrower than independent seeds would give.
 
-Beside the suite tables, four CSVs come from scripts, each rewritten by its command
-and carrying its own command, commit and per-seed rows:
+Beside the suite tables, these CSVs come from scripts, each rewritten by its command
+and carrying its own command, commit and per-seed rows, or its machine and commit per row:
 
 | file | what | command |
 |---|---|---|
@@ -49,6 +49,8 @@ and carrying its own command, commit and per-seed rows:
 | `ppo_masked_cartpole.csv` | our PPO with every memory kind on MaskedCartPole, 100k / 200k steps, 5 seeds | `python scripts/ppo_masked_cartpole.py` |
 | `sac_parity_sb3.csv` | our SAC against SB3's SAC on Pendulum-v1, 20k steps, 3 seeds | `python scripts/parity_sb3_sac.py` |
 | `sac_masked_pendulum.csv` | SAC with gru against none on MaskedPendulum, 20k steps, 5 seeds | `python scripts/sac_masked_pendulum.py` |
+| `popgym_cost.csv` | worker-hours per env and kind of the popgym suite, measured from its runs | `python scripts/popgym_cost.py` |
+| `throughput.csv` | PPO's env steps/s per memory kind at 16 and 256 copies, and the update's share of the arithmetic limit | `python scripts/arithmetic_limit.py --copies 16 256 --csv` |
 
 `popgym_reference.csv` puts the popgym suite's MMER beside POPGym's published one
 (`reference/popgym2023_mmer.csv`: typed from the paper, an input, not generated), and
