@@ -123,7 +123,7 @@ def analyse_run(
         return out
     try:
         agent = store.load_agent(row["key"])
-    except Exception as err:  # noqa: BLE001 (a run that cannot load is recorded; the step goes on)
+    except Exception as err:  # a run that cannot load is recorded; the step goes on
         return {**out, **{a: ("failed", {}, _error_text(err)) for a in wanted}}
     try:
         for analysis in wanted:
@@ -131,7 +131,7 @@ def analyse_run(
             assert isinstance(task, CueTask)
             try:
                 out[analysis] = ("ok", _run_one(agent, analysis, task, row["spec"], settings), "")
-            except Exception as err:  # noqa: BLE001 (recorded per run)
+            except Exception as err:  # recorded per run
                 out[analysis] = ("failed", {}, _error_text(err))
     finally:
         agent.env.close()
