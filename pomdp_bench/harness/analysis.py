@@ -129,6 +129,10 @@ def analyse_run(
         for analysis in wanted:
             task = tasks[analysis]
             assert isinstance(task, CueTask)
+            if analysis == "probes" and not probes.trunks_of(agent):
+                reason = f"agent {row['spec']['agent']!r} keeps no memory trunk (agents/common/networks.Trunk) to probe"
+                out[analysis] = ("skipped", {}, reason)
+                continue
             try:
                 out[analysis] = ("ok", _run_one(agent, analysis, task, row["spec"], settings), "")
             except Exception as err:  # recorded per run
@@ -142,8 +146,6 @@ def _run_one(
     agent: Any, analysis: str, task: CueTask, spec: dict[str, Any], settings: AnalysisSettings
 ) -> dict[str, Any]:
     if analysis == "probes":
-        if not probes.trunks_of(agent):
-            raise ValueError(f"agent {spec['agent']!r} has no memory trunk (agents/common/networks.Trunk)")
         return probes.probe_agent(agent, task, n_episodes=settings.probe_episodes).to_dict()
     return generalisation.generalise(agent, task, spec["memory"], n_episodes=settings.eval_episodes).to_dict()
 
