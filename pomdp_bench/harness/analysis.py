@@ -23,6 +23,7 @@ fixed seeds, so the same store gives the same numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import traceback
 from collections import Counter
 from collections.abc import Iterable
@@ -209,6 +210,17 @@ def analyse_store(
     return summary
 
 
+def _blas_threads(threads: int) -> Any:
+    """A context that holds numpy's and scipy's BLAS pools to ``threads`` (threadpoolctl,
+    which scikit-learn brings); a no-op without it."""
+    try:
+        import sklearn.linear_model  # noqa: F401  (loads scipy's BLAS, so the limit reaches it)
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=threads)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m pomdp_bench.analyse``."""
     parser = argparse.ArgumentParser(
@@ -245,7 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--retry-failed", action="store_true", help="analyse again the runs whose analysis failed before"
     )
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="threads for torch and for the probes' BLAS (default 1)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -263,14 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     try:
         settings = AnalysisSettings(args.probe_episodes, args.eval_episodes)
-        summary = analyse_store(
-            args.results,
-            args.suite,
-            args.analysis or ANALYSES,
-            settings,
-            retry_failed=args.retry_failed,
-            progress=not args.no_progress,
-        )
+        with _blas_threads(args.threads):  # the probes' fits: a busy BLAS pool spins on loaded CPUs
+            summary = analyse_store(
+                args.results,
+                args.suite,
+                args.analysis or ANALYSES,
+                settings,
+                retry_failed=args.retry_failed,
+                progress=not args.no_progress,
+            )
     except ValueError as err:
         parser.error(str(err))
     print(summary.line())
