@@ -110,6 +110,8 @@ def test_the_values_land_in_the_run_cell_and_horizon_columns(analysed) -> None:
     assert cells[cells["env_id"] == "MaskedCartPole-v0"]["cue_probe_accuracy"].isna().all()
     assert (out / "tiny53" / "tiny53_forgetting_gru.svg").is_file()
     assert (out / "tiny53" / "tiny53_generalisation_CueRecall-v0_ppo.svg").is_file()
+    page = (out / "index.html").read_text()
+    assert "tiny53/tiny53_forgetting_gru.svg" in page and "tiny53_generalisation_CueRecall-v0_ppo.svg" in page
 
 
 def test_a_second_analysis_skips_every_run_already_analysed(analysed) -> None:

@@ -11,6 +11,11 @@ A run that fails the task then falls in one of three classes (:func:`failure_cla
 it *lost the cue* (the probe is at chance), it *kept the cue but did not use it* (the
 probe reads it, the return stays at the ceiling), or *other*.
 
+The probe reads what the heads read, so the observation too where it reaches them (a
+``none`` memory passes it on). On T-Maze a memoryless policy that stalls on one cue and
+walks on the other keeps the cue in its position, and the probe at the junction reads it
+there: ``kept_cue_unused`` then names a cue the env state held, not the memory.
+
 Any agent whose acting step runs a ``Trunk`` gets probes, found among its modules, so
 an agent added later needs no change here. Nothing is trained but the probe: the agent
 is a stored run's final weights (``ResultStore.load_agent``).

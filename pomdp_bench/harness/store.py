@@ -744,8 +744,8 @@ class ResultStore:
         return int(linked)
 
     def copy_runs(self, suite: str, source: ResultStore, keys: Iterable[str]) -> int:
-        """Copy the runs ``keys`` (and their curves) from ``source`` into this store and
-        link them to ``suite``; returns the number copied.
+        """Copy the runs ``keys`` (their curves, weights and analyses) from ``source`` into
+        this store and link them to ``suite``; returns the number copied.
 
         For publishing the runs a suite gained (a cell's added seeds) from a sweep made
         in its own store, keeping the runs this store already publishes. A key this
@@ -782,8 +782,8 @@ class ResultStore:
         return len(runs)
 
     def replace_suite(self, suite: str, source: ResultStore) -> int:
-        """Make ``suite`` here exactly what it is in ``source``: its runs, curves, sweeps
-        and links, in one transaction; returns the number of runs copied.
+        """Make ``suite`` here exactly what it is in ``source``: its runs, curves, weights,
+        analyses, sweeps and links, in one transaction; returns the number of runs copied.
 
         For publishing a suite measured afresh in its own store (a clean wall time).
         This store's earlier runs of ``suite`` that no other suite links are dropped
