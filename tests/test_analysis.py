@@ -130,6 +130,9 @@ def test_the_same_run_analysed_in_another_store_gives_the_same_numbers(analysed,
         keys = [r["key"] for r in source.rows() if r["spec"]["memory"]["kind"] == "gru"]
         copy.copy_runs("tiny53", source, keys)
         assert copy.analyses()[keys[0]] == source.analyses()[keys[0]]  # analyses travel with runs
+        with ResultStore(tmp_path / "replaced") as replaced:
+            replaced.replace_suite("tiny53", copy)
+            assert replaced.analyses()[keys[0]] == source.analyses()[keys[0]]
         with sqlite3.connect(copy.path) as conn:
             conn.execute("DELETE FROM analyses")
     _analyse(tmp_path, [])

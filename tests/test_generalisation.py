@@ -36,6 +36,18 @@ def test_a_longer_task_scales_its_horizon_keyword() -> None:
         CUE5.scaled(0)
 
 
+def test_a_horizon_the_env_refuses_is_left_empty() -> None:
+    long = cue_task("TMaze-v1", {"corridor_length": 4000})
+    assert long.can_scale(2) and not long.can_scale(4)
+    with pytest.raises(
+        ValueError, match=r"corridor_length=16000 \(4x\) is above the largest the env takes, 10000"
+    ):
+        long.scaled(4)
+    agent = PPO("TMaze-v1", "none", env_kwargs={"corridor_length": 4000}, seed=0, n_envs=2)
+    result = generalise(agent, long, "none", factors=(4,), n_episodes=2)
+    assert result.horizons == [0] and np.isnan(result.return_at(4)) and result.limited_by == [""]
+
+
 def test_the_reach_of_windowed_kinds() -> None:
     assert memory_reach({"kind": "framestack", "window": 4}) == (3, "frames")
     assert memory_reach({"kind": "transformer", "hidden_size": 16, "window": 8}) == (7, "window")

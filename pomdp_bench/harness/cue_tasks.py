@@ -20,12 +20,14 @@ from typing import Any
 import numpy as np
 
 from pomdp_bench.envs.cards import card_of
+from pomdp_bench.envs.cue_recall import MAX_DELAY
+from pomdp_bench.envs.tmaze import MAX_CORRIDOR_LENGTH
 
 # The env families by their card's entry point, so every version of an id is covered
 # (TMaze-v0 and -v1 alike), and the keyword that sets each one's horizon.
 _FAMILIES = {
-    "pomdp_bench.envs.tmaze:TMazeEnv": ("tmaze", "corridor_length"),
-    "pomdp_bench.envs.cue_recall:CueRecallEnv": ("cue_recall", "delay"),
+    "pomdp_bench.envs.tmaze:TMazeEnv": ("tmaze", "corridor_length", MAX_CORRIDOR_LENGTH),
+    "pomdp_bench.envs.cue_recall:CueRecallEnv": ("cue_recall", "delay", MAX_DELAY),
 }
 VALID_ENVS = "passive T-Maze (TMaze-v0, TMaze-v1) and cue recall (CueRecall-v0)"
 
@@ -44,6 +46,7 @@ class CueTask:
         episode_length: steps of every episode (``horizon + 1`` for T-Maze, ``+ 1`` more
             for cue recall, whose episode ends one step after the query).
         n_cues: how many cues there are (2 arms; ``num_cues``); chance is ``1 / n_cues``.
+        max_value: the largest value the env takes for :attr:`horizon_kwarg`.
         ceiling: the feedforward ceiling (the card's, analytic).
         optimal_return: the optimal return (the card's).
     """
@@ -57,6 +60,7 @@ class CueTask:
     n_cues: int
     ceiling: float
     optimal_return: float
+    max_value: int
 
     @property
     def chance(self) -> float:
@@ -67,12 +71,22 @@ class CueTask:
         """The same task with its horizon keyword times ``factor`` (2: twice as long).
 
         Raises:
-            ValueError: ``factor`` is not an int of at least 1.
+            ValueError: ``factor`` is not an int of at least 1, or the env takes no such
+                long horizon (:meth:`can_scale`).
         """
         if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
             raise ValueError(f"factor must be an int >= 1, got {factor!r}")
+        if not self.can_scale(factor):
+            raise ValueError(
+                f"{self.env_id}: {self.horizon_kwarg}={self.horizon_value * factor} ({factor}x) is above "
+                f"the largest the env takes, {self.max_value}"
+            )
         kwargs = {**self.env_kwargs, self.horizon_kwarg: self.horizon_value * factor}
         return cue_task(self.env_id, kwargs)
+
+    def can_scale(self, factor: int) -> bool:
+        """Whether the env takes :attr:`horizon_kwarg` times ``factor``."""
+        return self.horizon_value * factor <= self.max_value
 
     @property
     def horizon_value(self) -> int:
@@ -111,7 +125,7 @@ def cue_task(env_id: str, env_kwargs: dict[str, Any] | None = None) -> CueTask:
     merged = {**card.kwargs, **kwargs}
     if family is None or merged.get("active", False):
         raise ValueError(f"env {env_id!r} {kwargs} is not a cue task; cue analyses take {VALID_ENVS}")
-    name, horizon_kwarg = family
+    name, horizon_kwarg, max_value = family
     length = card.episode_length_for(kwargs)
     if length is None:
         raise ValueError(f"env {env_id!r}: its card gives no fixed episode length")
@@ -126,4 +140,5 @@ def cue_task(env_id: str, env_kwargs: dict[str, Any] | None = None) -> CueTask:
         n_cues=2 if name == "tmaze" else int(merged["num_cues"]),
         ceiling=ceiling if not math.isnan(ceiling) else math.nan,
         optimal_return=float(card.optimal_return),
+        max_value=int(max_value),
     )

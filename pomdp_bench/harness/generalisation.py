@@ -105,8 +105,10 @@ class GeneralisationResult:
 
     Attributes:
         factors: the multiples of the training horizon's keyword that were tested.
-        horizons: the memory horizon (steps from cue to decision) at each.
-        returns: the mean return at each, over ``n_episodes`` episodes.
+        horizons: the memory horizon (steps from cue to decision) at each; 0 where the
+            env takes no such long horizon (TMaze's corridor stops at 10,000 cells).
+        returns: the mean return at each, over ``n_episodes`` episodes; NaN where the
+            env takes no such long horizon.
         limited_by: per factor, ``"window"``, ``"frames"`` or ``""``: whether the kind
             can see the cue there at all (:func:`limited_by`).
         n_episodes: episodes per factor.
@@ -151,12 +153,14 @@ def generalise(
 ) -> GeneralisationResult:
     """Evaluate ``agent`` (trained on ``task`` with ``memory``) at each of ``factors``
     times its horizon (:func:`evaluate_at`), marking the factors its kind cannot reach."""
-    scaled = [task.scaled(f) for f in factors]
+    made = [f for f in factors if task.can_scale(f)]  # the env refuses longer ones
+    scaled = {f: task.scaled(f) for f in made}
+    returns = {f: float(evaluate_at(agent, task, f, n_episodes, seed).mean()) for f in made}
     return GeneralisationResult(
         factors=list(factors),
-        horizons=[s.horizon for s in scaled],
-        returns=[float(evaluate_at(agent, task, f, n_episodes, seed).mean()) for f in factors],
-        limited_by=[limited_by(memory, s) for s in scaled],
+        horizons=[scaled[f].horizon if f in scaled else 0 for f in factors],
+        returns=[returns.get(f, float("nan")) for f in factors],
+        limited_by=[limited_by(memory, scaled[f]) if f in scaled else "" for f in factors],
         n_episodes=n_episodes,
         seed=seed,
     )
