@@ -139,7 +139,9 @@ def analyse_run(
             except Exception as err:  # recorded per run
                 out[analysis] = ("failed", {}, _error_text(err))
     finally:
-        agent.env.close()
+        close = getattr(getattr(agent, "env", None), "close", None)
+        if callable(close):  # the training copies load_agent built
+            close()
     return out
 
 
