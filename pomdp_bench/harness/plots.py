@@ -433,7 +433,7 @@ def generalisation_plots(cells: pd.DataFrame, suite: str, out: Path) -> list[Pat
     colours = dict(zip(MEMORY_KINDS, _palette(), strict=False))
     for (env_id, agent), figure in data.groupby(["env_id", "agent"], sort=True):
         panels = list(figure.groupby(["horizon", "env_kwargs"], sort=True))
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 4.2), squeeze=False)
         for ax, ((horizon, _), group) in zip(axes[0], panels, strict=True):
             for cell in group.itertuples():
                 means = [cell.return_mean, cell.return_at_2x, cell.return_at_4x]
@@ -474,6 +474,7 @@ def generalisation_plots(cells: pd.DataFrame, suite: str, out: Path) -> list[Pat
             ax.set_title(f"trained at horizon {int(horizon)}")
             ax.legend(fontsize=6, loc="best")
         fig.suptitle(f"{env_id} · {agent}: the final weights at longer horizons", y=1.02)
+        fig.tight_layout()  # keeps each panel's y label clear of its neighbour
         paths += _save(fig, out, generalisation_name(suite, env_id, agent))
     return paths
 
