@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pomdp_bench.harness import migrations, report, run, tuning
+from pomdp_bench.harness import analysis, migrations, report, run, tuning
 from pomdp_bench.harness.suites import expand, load_suite, parse_env_kwargs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +19,7 @@ PARSERS = {
     "tune": tuning.build_parser,
     "report": report.build_parser,
     "migrations": migrations.build_parser,
+    "analyse": analysis.build_parser,
 }
 
 

@@ -26,6 +26,7 @@ LAYERS = {
     "report": 5,
     "tune": 5,
     "demo": 5,
+    "analyse": 5,
 }
 
 

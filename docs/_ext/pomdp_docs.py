@@ -69,7 +69,7 @@ def _help(main, prog: str) -> str:
 
 
 def write_cli_page() -> None:
-    from pomdp_bench.harness import report, run, tuning
+    from pomdp_bench.harness import analysis, report, run, tuning
 
     os.environ["COLUMNS"] = "100"
     page = [
@@ -82,6 +82,7 @@ def write_cli_page() -> None:
         ("pomdp_bench.run", run.main),
         ("pomdp_bench.report", report.main),
         ("pomdp_bench.tune", tuning.main),
+        ("pomdp_bench.analyse", analysis.main),
     ):
         page += [
             f"## `python -m {module}`",

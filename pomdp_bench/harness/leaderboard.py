@@ -23,7 +23,9 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
+from pomdp_bench.harness.generalisation import GeneralisationResult
 from pomdp_bench.harness.mmer import mmer
+from pomdp_bench.harness.probes import FAILURE_CLASSES, ProbeResult, failure_class
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.statistics import (
     majority_test,
@@ -72,6 +74,35 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "cue_reach": (
         "float",
         "share of finished training episodes whose last step's gradient reached horizon steps back within the same piece (PPO's gradient_reach; runs stored before 0.2.0: the same count from the rollout layout, exact for fixed-length episodes); empty for other agents",
+    ),
+    "cue_probe_accuracy": (
+        "float",
+        "cross-validated accuracy of a linear probe (logistic regression) from the memory's output at the decision step (T-Maze's junction, cue recall's query) to the episode's cue, on 256 fresh episodes (harness/probes.py, python -m pomdp_bench.analyse); empty where not analysed",
+    ),
+    "cue_probe_at_25": ("float", "the same probe 25% of the way from the cue to the decision step"),
+    "cue_probe_at_50": ("float", "the same probe halfway"),
+    "cue_probe_at_75": ("float", "the same probe 75% of the way"),
+    "cue_probe_chance": ("float", "the probe's chance accuracy, 1 / number of cues"),
+    "failure_class": (
+        "str",
+        "for a run whose final return is not above the line: lost_cue (cue_probe_accuracy within 0.1 of chance), kept_cue_unused (at least 0.9, and the return within 10% of the ceiling-optimum gap of the ceiling) or other; empty for runs above the line or not probed",
+    ),
+    "return_at_2x": (
+        "float",
+        "mean return of the final weights on 100 fresh episodes with the horizon's keyword (corridor_length, delay) doubled (harness/generalisation.py, python -m pomdp_bench.analyse); empty where not analysed",
+    ),
+    "return_at_4x": ("float", "the same with the keyword quadrupled"),
+    "generalisation_limited_by": (
+        "str",
+        "window (transformer, gtrxl: num_layers * (window - 1) steps back) or frames (framestack: window - 1) where the kind cannot see the cue at a tested horizon by construction, so its return there is not forgetting; empty otherwise",
+    ),
+    "generalisation_limited_from": (
+        "int",
+        "the smallest tested multiple of the training horizon (2 or 4) where generalisation_limited_by applies",
+    ),
+    "analysis_note": (
+        "str",
+        "why an analysis left its columns empty: skipped (with the reason) or failed (with the error); empty otherwise",
     ),
     "stop_reason": (
         "str",
@@ -136,6 +167,34 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "mmer_ci_low": ("float", "lower end of the 95% t interval of mmer_mean over seeds (scipy.stats.t)"),
     "mmer_ci_high": ("float", "upper end of that interval"),
+    "cue_probe_accuracy": (
+        "float",
+        "mean over seeds of the runs' cue_probe_accuracy (the cue read linearly from the memory at the decision step); empty where no run was probed",
+    ),
+    "cue_probe_ci_low": (
+        "float",
+        "lower end of the 95% t interval of cue_probe_accuracy over seeds (scipy.stats.t)",
+    ),
+    "cue_probe_ci_high": ("float", "upper end of that interval"),
+    "cue_probe_chance": ("float", "the probe's chance accuracy, 1 / number of cues"),
+    "failure_classes": (
+        "str",
+        "the failure_class of the cell's runs below the line, counted, e.g. lost_cue 3;other 1; empty where none was probed",
+    ),
+    "return_at_2x": (
+        "float",
+        "mean over seeds of the runs' return_at_2x (the final weights at twice the training horizon)",
+    ),
+    "return_at_2x_ci_low": ("float", "lower end of its 95% t interval over seeds (scipy.stats.t)"),
+    "return_at_2x_ci_high": ("float", "upper end of that interval"),
+    "return_at_4x": ("float", "mean over seeds of the runs' return_at_4x"),
+    "return_at_4x_ci_low": ("float", "lower end of its 95% t interval over seeds"),
+    "return_at_4x_ci_high": ("float", "upper end of that interval"),
+    "generalisation_limited_by": (
+        "str",
+        "window or frames where the kind cannot see the cue at a tested horizon by construction (see the run table); empty otherwise",
+    ),
+    "generalisation_limited_from": ("int", "the smallest tested multiple where that applies"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
         "str",
@@ -240,6 +299,10 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "next_outcome": (
         "str",
         "how next_horizon's cell ended: failed (not learned, and every unsolved run reached a cap of at least 10x the median steps that solved the horizon below), plateaued (not learned; some unsolved run stopped on a plateau, none at a smaller cap: censored, not a failure), budget (not learned, but some unsolved run stopped at a smaller cap or had no stop rule), no verdict (fewer than 5 seeds), or not tried",
+    ),
+    "next_failure_classes": (
+        "str",
+        "why next_horizon's failed runs failed, from their memory probes: the cell's failure_classes (lost_cue, kept_cue_unused, other), empty where not probed or not tried",
     ),
     "limit_censored": (
         "bool",
@@ -350,6 +413,7 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 else math.nan,
                 "mmer": mmer(result.get("train_curve")) if row["status"] == "ok" else math.nan,
                 "cue_reach": cue_reach(reach, spec["horizon"]) if spec["horizon"] > 0 else math.nan,
+                **analysis_columns(row),
                 "stop_reason": result.get("stop_reason", ""),
                 "timesteps": _trained_steps(result, spec),
                 "steps_to_solve": result.get("solved_steps"),
@@ -373,12 +437,95 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
         records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds"]
     )
     frame["cell_seeds"] = frame["cell_seeds"].astype("float64")  # NaN: stored before counts were
-    for column in ("bptt_length", "timesteps", "steps_to_solve"):
+    for column in ("bptt_length", "timesteps", "steps_to_solve", "generalisation_limited_from"):
         frame[column] = frame[column].astype("Int64")
     frame["seconds_to_solve"] = frame["seconds_to_solve"].astype("float64")
     return frame.sort_values(
         ["env_id", "env_kwargs", "agent", "memory", "bptt_length", "seed"], ignore_index=True
     )
+
+
+def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
+    """The run columns the analysis step fills (``cue_probe_*``, ``failure_class``,
+    ``return_at_*``, ``generalisation_*``, ``analysis_note``) from a stored row's
+    ``analyses`` (:meth:`ResultStore.analyses`); empty (NaN, ``""``) where none ran."""
+    analyses = row.get("analyses") or {}
+    out: dict[str, Any] = {
+        "cue_probe_accuracy": math.nan,
+        "cue_probe_at_25": math.nan,
+        "cue_probe_at_50": math.nan,
+        "cue_probe_at_75": math.nan,
+        "cue_probe_chance": math.nan,
+        "failure_class": "",
+        "return_at_2x": math.nan,
+        "return_at_4x": math.nan,
+        "generalisation_limited_by": "",
+        "generalisation_limited_from": None,
+    }
+    notes = [
+        f"{name}: {entry['status']}: {entry['error']}"
+        for name, entry in sorted(analyses.items())
+        if entry["status"] != "ok"
+    ]
+    out["analysis_note"] = "; ".join(notes)
+    probe = analyses.get("probes", {})
+    if probe.get("status") == "ok":
+        found = ProbeResult.from_dict(probe["value"])
+        at = dict(zip(found.fractions, found.accuracies, strict=True))
+        out.update(
+            cue_probe_accuracy=found.accuracy,
+            cue_probe_at_25=at.get(0.25, math.nan),
+            cue_probe_at_50=at.get(0.5, math.nan),
+            cue_probe_at_75=at.get(0.75, math.nan),
+            cue_probe_chance=found.chance,
+        )
+        if row["status"] == "ok":
+            spec = row["spec"]
+            card = card_of(spec["env_id"], spec.get("card"))
+            out["failure_class"] = failure_class(
+                found.accuracy,
+                found.chance,
+                row["result"]["final_return"],
+                card.ceiling_for(spec["env_kwargs"]),
+                card.optimal_return,
+            )
+    general = analyses.get("generalisation", {})
+    if general.get("status") == "ok":
+        found_g = GeneralisationResult.from_dict(general["value"])
+        bound, factor = found_g.limit()
+        out.update(
+            return_at_2x=found_g.return_at(2),
+            return_at_4x=found_g.return_at(4),
+            generalisation_limited_by=bound,
+            generalisation_limited_from=factor,
+        )
+    return out
+
+
+def _analysis_statistics(ok: pd.DataFrame) -> dict[str, Any]:
+    """A cell's analysis columns (:data:`CELL_COLUMNS`) from its finished runs (rows of
+    :func:`runs_frame`)."""
+    out: dict[str, Any] = {}
+    for column, prefix in (
+        ("cue_probe_accuracy", "cue_probe"),
+        ("return_at_2x", "return_at_2x"),
+        ("return_at_4x", "return_at_4x"),
+    ):
+        kept = ok[column].dropna().to_numpy(dtype=np.float64)
+        out[column] = float(kept.mean()) if len(kept) else math.nan
+        out[f"{prefix}_ci_low"], out[f"{prefix}_ci_high"] = t_interval(kept)
+    chance = ok["cue_probe_chance"].dropna()
+    out["cue_probe_chance"] = float(chance.iloc[0]) if len(chance) else math.nan
+    classes = [c for c in ok["failure_class"] if c]
+    out["failure_classes"] = ";".join(
+        f"{name} {classes.count(name)}" for name in FAILURE_CLASSES if name in classes
+    )
+    limited = ok[ok["generalisation_limited_by"] != ""]
+    out["generalisation_limited_by"] = limited["generalisation_limited_by"].iloc[0] if len(limited) else ""
+    out["generalisation_limited_from"] = (
+        int(limited["generalisation_limited_from"].min()) if len(limited) else None
+    )
+    return out
 
 
 def _mmer_statistics(values: pd.Series) -> dict[str, float]:
@@ -478,6 +625,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
             return_ci_low=low,
             return_ci_high=high,
             **_mmer_statistics(ok["mmer"]),
+            **_analysis_statistics(ok),
             late_gain=float(ok["late_gain"].mean()) if ok["late_gain"].notna().any() else math.nan,
             **solve_statistics(ok),
             steps_per_second=float(ok["steps_per_second"].mean()) if len(ok) else math.nan,
@@ -499,6 +647,7 @@ def cells_frame(runs: pd.DataFrame, command: str = "") -> pd.DataFrame:
     cells["bptt_length"] = cells["bptt_length"].astype("Int64")
     cells["seeds_above_line"] = cells["seeds_above_line"].astype("Int64")
     cells["parameters"] = cells["parameters"].astype("Int64")
+    cells["generalisation_limited_from"] = cells["generalisation_limited_from"].astype("Int64")
     return cells[list(CELL_COLUMNS)]
 
 
@@ -708,6 +857,7 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
             "cue_reach_at_longest": math.nan if longest is None else float(longest["cue_reach"]),
             "next_horizon": pd.NA,
             "next_outcome": "not tried",
+            "next_failure_classes": "",
         }
         if len(above):
             following = above.iloc[0]
@@ -718,6 +868,7 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
                 if pd.isna(following["learned"])
                 else failure_outcome(following, steps_below)
             )
+            record["next_failure_classes"] = following.get("failure_classes", "") or ""
         record["limit_censored"] = record["next_outcome"] != "failed"
         listed = group["cpu"].dropna() if "cpu" in group else []
         record["cpu"] = ";".join(sorted({c for text in listed for c in str(text).split(";") if c}))

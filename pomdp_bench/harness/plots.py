@@ -9,6 +9,10 @@
   BPTT policy, with 95% intervals (how the cost of remembering grows).
 - ``<suite>_improvement_<env>_<agent>``: kind against kind, the probability that a
   run of one cell beats a run of another (rliable's probability of improvement).
+- ``<suite>_forgetting_<memory>``: the cue probe's accuracy against the steps since the
+  cue, a line per horizon (runs analysed by ``python -m pomdp_bench.analyse``).
+- ``<suite>_generalisation_<env>_<agent>``: the return at 1x, 2x and 4x the training
+  horizon, a line per kind (the same analysis).
 - ``popgym_reference``: our MMER per kind beside POPGym's published one, a panel per env
   (:mod:`~pomdp_bench.harness.popgym_reference`).
 """
@@ -367,6 +371,114 @@ def plot_popgym_reference(table: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path.parent, path.stem)[0]
 
 
+def forgetting_name(suite: str, memory: str) -> str:
+    """The file name, without suffix, of one memory kind's forgetting curves."""
+    return f"{suite}_forgetting_{_slug(memory)}"
+
+
+def _palette() -> list[tuple[float, float, float]]:
+    return [*sns.color_palette("tab10"), (0.25, 0.25, 0.25), *sns.color_palette("Dark2")[:7]]
+
+
+def forgetting_plots(runs: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Forgetting curves, one figure per memory kind: the cue probe's accuracy
+    (``cue_probe_at_25`` .. ``cue_probe_accuracy``, mean over seeds) against the steps
+    since the cue, a panel per env and agent, a line per env variant and BPTT length,
+    chance dashed. Kinds without probed runs get no figure."""
+    columns = {
+        0.25: "cue_probe_at_25",
+        0.5: "cue_probe_at_50",
+        0.75: "cue_probe_at_75",
+        1.0: "cue_probe_accuracy",
+    }
+    probed = runs[(runs["status"] == "ok") & runs["cue_probe_accuracy"].notna()]
+    paths: list[Path] = []
+    for memory in _kind_order(set(probed["memory"])):
+        data = probed[probed["memory"] == memory]
+        panels = list(data.groupby(["env_id", "agent"], sort=True))
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+        for ax, ((env_id, agent), group) in zip(axes[0], panels, strict=True):
+            lines = group.groupby(["horizon", "env_kwargs", "bptt_length"], dropna=False, sort=True)
+            colours = sns.color_palette("viridis", len(lines))
+            for colour, ((horizon, _, bptt), line) in zip(colours, lines, strict=True):
+                steps = [np.floor(f * int(horizon) + 0.5) for f in columns]
+                means = [float(line[c].mean()) for c in columns.values()]
+                label = f"horizon {int(horizon)}" + ("" if pd.isna(bptt) else f", bptt {int(bptt)}")
+                ax.plot(steps, means, marker="o", color=colour, label=label)
+            for chance in sorted(set(group["cue_probe_chance"].dropna())):
+                ax.axhline(chance, color="grey", ls="--", lw=1)
+            ax.set_ylim(0, 1.05)
+            ax.set_xlabel("steps since the cue")
+            ax.set_ylabel("cue probe accuracy (mean over seeds)")
+            ax.set_title(f"{env_id} · {agent} · {memory}")
+            ax.legend(fontsize=7, loc="lower left")
+        fig.suptitle("Forgetting: how well the cue reads from the memory on the way to the decision", y=1.02)
+        paths += _save(fig, out, forgetting_name(suite, memory))
+    return paths
+
+
+def generalisation_name(suite: str, env_id: str, agent: str) -> str:
+    """The file name, without suffix, of one env's horizon-generalisation figure."""
+    return f"{suite}_generalisation_{_slug(env_id)}_{agent}"
+
+
+def generalisation_plots(cells: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Horizon generalisation, one figure per env and agent: the mean return (95% t
+    interval) against the test horizon over the training horizon (1, 2, 4), a panel per
+    training horizon, a line per cell. Points where the kind cannot see the cue by
+    construction (``generalisation_limited_by``) are hollow. Envs without analysed cells
+    get no figure."""
+    data = cells[cells["return_at_2x"].notna() | cells["return_at_4x"].notna()]
+    paths: list[Path] = []
+    colours = dict(zip(MEMORY_KINDS, _palette(), strict=False))
+    for (env_id, agent), figure in data.groupby(["env_id", "agent"], sort=True):
+        panels = list(figure.groupby(["horizon", "env_kwargs"], sort=True))
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 4.2), squeeze=False)
+        for ax, ((horizon, _), group) in zip(axes[0], panels, strict=True):
+            for cell in group.itertuples():
+                means = [cell.return_mean, cell.return_at_2x, cell.return_at_4x]
+                lows = [cell.return_ci_low, cell.return_at_2x_ci_low, cell.return_at_4x_ci_low]
+                highs = [cell.return_ci_high, cell.return_at_2x_ci_high, cell.return_at_4x_ci_high]
+                means, lows, highs = (np.array(v, dtype=float) for v in (means, lows, highs))
+                label = cell.memory + (
+                    "" if pd.isna(cell.bptt_length) else f" (bptt {int(cell.bptt_length)})"
+                )
+                limited = cell.generalisation_limited_from
+                if cell.generalisation_limited_by:
+                    label += f", {cell.generalisation_limited_by} from {int(limited)}x"
+                colour = colours.get(cell.memory)
+                ax.errorbar(
+                    [1, 2, 4],
+                    means,
+                    yerr=[means - np.nan_to_num(lows, nan=means), np.nan_to_num(highs, nan=means) - means],
+                    color=colour,
+                    marker="o",
+                    capsize=3,
+                    label=label,
+                )
+                if cell.generalisation_limited_by:
+                    hollow = [f for f in (2, 4) if f >= int(limited)]
+                    ax.scatter(
+                        hollow,
+                        [means[[1, 2, 4].index(f)] for f in hollow],
+                        s=60,
+                        facecolors="white",
+                        edgecolors=colour,
+                        zorder=3,
+                    )
+            ax.set_xscale("log", base=2)
+            ax.set_xticks([1, 2, 4], ["1", "2", "4"])
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+            ax.set_xlabel("test horizon / training horizon")
+            ax.set_ylabel("return (mean, 95% interval)")
+            ax.set_title(f"trained at horizon {int(horizon)}")
+            ax.legend(fontsize=6, loc="best")
+        fig.suptitle(f"{env_id} · {agent}: the final weights at longer horizons", y=1.02)
+        fig.tight_layout()  # keeps each panel's y label clear of its neighbour
+        paths += _save(fig, out, generalisation_name(suite, env_id, agent))
+    return paths
+
+
 def all_figures(
     runs: pd.DataFrame,
     curves: pd.DataFrame,
@@ -387,12 +499,17 @@ def all_figures(
         paths += solve_cost_plot(cells, suite, out)
     if improvement is not None:
         paths += improvement_plots(improvement, suite, out)
+    paths += forgetting_plots(runs, suite, out) + generalisation_plots(cells, suite, out)
     return paths
 
 
 __all__ = [
     "FIGURE_SUFFIX",
     "all_figures",
+    "forgetting_name",
+    "forgetting_plots",
+    "generalisation_name",
+    "generalisation_plots",
     "heatmap_name",
     "heatmaps",
     "horizon_name",

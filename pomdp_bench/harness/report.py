@@ -428,7 +428,8 @@ def docs_markdown(page: html_page.SuitePage, tables: SuiteTables, out: Path, doc
 
 def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -> html_page.SuitePage:
     """What the page shows of ``suite``: its tables, provenance, and the figures
-    (heatmaps, horizon, solve cost, kind against kind) and CSVs that ``out`` holds."""
+    (heatmaps, horizon, solve cost, kind against kind, forgetting and horizon
+    generalisation where runs were analysed) and CSVs that ``out`` holds."""
     names = [
         plots.heatmap_name(suite, env_id, env_kwargs, agent)
         for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
@@ -440,6 +441,11 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         for (env_id, env_kwargs, agent), _ in tables.cells.groupby(
             ["env_id", "env_kwargs", "agent"], sort=True
         )
+    ]
+    names += [plots.forgetting_name(suite, memory) for memory in sorted(set(tables.finished["memory"]))]
+    names += [
+        plots.generalisation_name(suite, env_id, agent)
+        for (env_id, agent), _ in tables.cells.groupby(["env_id", "agent"], sort=True)
     ]
     return html_page.SuitePage(
         name=suite,

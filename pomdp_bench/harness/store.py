@@ -82,6 +82,17 @@ CREATE TABLE IF NOT EXISTS weights (
     key TEXT PRIMARY KEY,
     save BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS analyses (
+    key TEXT NOT NULL,
+    analysis TEXT NOT NULL,
+    status TEXT NOT NULL,
+    value TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    git_commit TEXT NOT NULL DEFAULT '',
+    machine TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (key, analysis)
+);
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -92,11 +103,17 @@ CREATE TABLE IF NOT EXISTS claims (
 
 STORE_FILENAME = "results.sqlite"
 
-STORE_VERSION = 3
+STORE_VERSION = 4
 """The store layout this package writes (``PRAGMA user_version``). 0: a store from
 before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``; 2: adds
 ``suite_cells`` (the cells a suite declared when it was last swept); 3: adds
-``weights`` (each run's agent save, see :meth:`ResultStore.load_agent`)."""
+``weights`` (each run's agent save, see :meth:`ResultStore.load_agent`); 4: adds
+``analyses`` (what an analysis of a run's trained agent found, see
+:meth:`ResultStore.write_analysis`)."""
+
+ANALYSIS_STATUSES = ("ok", "failed", "skipped")
+"""How an analysis of a run ended: ``ok`` (its value is stored), ``failed`` (an error,
+stored), ``skipped`` (it does not apply to the run; the reason is stored as the error)."""
 
 DEFAULT_CLAIM_TIMEOUT = 120.0
 """Seconds without a heartbeat after which a claim counts as abandoned (its owner
@@ -453,6 +470,84 @@ class ResultStore:
             return []
         return self._select_keys("SELECT key, save FROM weights WHERE key IN ({})", keys)
 
+    def write_analysis(
+        self,
+        key: str,
+        analysis: str,
+        status: str,
+        value: dict[str, Any] | None = None,
+        error: str = "",
+        git_commit: str = "",
+        machine: str = "",
+    ) -> None:
+        """Store what the analysis ``analysis`` of run ``key`` found, replacing an earlier
+        result of it (:mod:`pomdp_bench.harness.analysis` writes them).
+
+        Args:
+            key: a stored run's key.
+            analysis: the analysis's name (``"probes"``, ``"generalisation"``).
+            status: one of :data:`ANALYSIS_STATUSES`.
+            value: its result as JSON-able data (``ok`` only).
+            error: the error of a failed analysis, or why it was skipped.
+
+        Raises:
+            ValueError: an unknown status, or no run ``key`` in this store.
+        """
+        if status not in ANALYSIS_STATUSES:
+            raise ValueError(f"analysis status must be one of {ANALYSIS_STATUSES}, got {status!r}")
+        if not self.status([key]):
+            raise ValueError(f"no run {key!r} in {self.path}")
+        self._migrate()
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO analyses (key, analysis, status, value, error, git_commit, machine,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    analysis,
+                    status,
+                    json.dumps(value or {}, sort_keys=True),
+                    error,
+                    git_commit,
+                    machine,
+                    now(),
+                ),
+            )
+
+    def analyses(self, keys: Iterable[str] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+        """Stored analyses: ``{key: {analysis: {"status", "value", "error", "created_at"}}}``
+        for the runs ``keys`` (default: every run); a store written before analyses were
+        kept has none."""
+        if not self._has_table("analyses"):
+            return {}
+        query = "SELECT key, analysis, status, value, error, created_at FROM analyses"
+        found = (
+            self._conn.execute(query + " ORDER BY key, analysis").fetchall()
+            if keys is None
+            else self._select_keys(query + " WHERE key IN ({}) ORDER BY key, analysis", keys)
+        )
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for key, analysis, status, value, error, created in found:
+            out.setdefault(key, {})[analysis] = {
+                "status": status,
+                "value": json.loads(value),
+                "error": error,
+                "created_at": created,
+            }
+        return out
+
+    def _insert_analyses(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert rows of another store's ``analyses`` table (inside a transaction)."""
+        if rows:
+            self._conn.executemany(
+                f"INSERT OR REPLACE INTO analyses VALUES ({','.join('?' * len(rows[0]))})", rows
+            )
+
+    def _analyses_rows(self, keys: Iterable[str]) -> list[tuple[Any, ...]]:
+        if not self._has_table("analyses"):
+            return []
+        return self._select_keys("SELECT * FROM analyses WHERE key IN ({})", keys)
+
     def claim(
         self, key: str, timeout: float, retry_failed: bool = False, failed_before: str | None = None
     ) -> ClaimOutcome:
@@ -569,13 +664,15 @@ class ResultStore:
         return [r[0] for r in self._conn.execute("SELECT DISTINCT suite FROM suite_runs ORDER BY suite")]
 
     def rows(self, suite: str | None = None) -> list[dict[str, Any]]:
-        """Every stored run (of ``suite``), as dicts with ``spec`` and ``result`` decoded."""
+        """Every stored run (of ``suite``), as dicts with ``spec`` and ``result`` decoded, and
+        ``analyses`` (:meth:`analyses`: ``{analysis: {...}}``, empty where none ran)."""
         query = (
             "SELECT r.key, r.spec, r.status, r.result, r.git_commit, r.machine, r.created_at FROM runs r"
             + (" JOIN suite_runs s ON s.key = r.key WHERE s.suite = ?" if suite else "")
             + " ORDER BY r.key"
         )
         out = []
+        analyses = self.analyses()
         for key, spec, status, result, commit, machine, created in self._conn.execute(
             query, (suite,) if suite else ()
         ):
@@ -588,6 +685,7 @@ class ResultStore:
                     "git_commit": commit,
                     "machine": machine,
                     "created_at": created,
+                    "analyses": analyses.get(key, {}),
                 }
             )
         return out
@@ -646,8 +744,8 @@ class ResultStore:
         return int(linked)
 
     def copy_runs(self, suite: str, source: ResultStore, keys: Iterable[str]) -> int:
-        """Copy the runs ``keys`` (and their curves) from ``source`` into this store and
-        link them to ``suite``; returns the number copied.
+        """Copy the runs ``keys`` (their curves, weights and analyses) from ``source`` into
+        this store and link them to ``suite``; returns the number copied.
 
         For publishing the runs a suite gained (a cell's added seeds) from a sweep made
         in its own store, keeping the runs this store already publishes. A key this
@@ -668,11 +766,13 @@ class ResultStore:
             raise ValueError(f"copy_runs: this store holds run {held[0]!r} already ({len(held)} held)")
         curves = source.curves(keys)
         weights = source._weights_rows(keys)
+        analyses = source._analyses_rows(keys)
         self._migrate()
         with self._conn:
             if runs:
                 self._conn.executemany(f"INSERT INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs)
             self._conn.executemany("INSERT OR REPLACE INTO weights (key, save) VALUES (?, ?)", weights)
+            self._insert_analyses(analyses)
             self._conn.executemany(
                 "INSERT INTO curves (key, timesteps, mean_return) VALUES (?, ?, ?)", curves
             )
@@ -682,8 +782,8 @@ class ResultStore:
         return len(runs)
 
     def replace_suite(self, suite: str, source: ResultStore) -> int:
-        """Make ``suite`` here exactly what it is in ``source``: its runs, curves, sweeps
-        and links, in one transaction; returns the number of runs copied.
+        """Make ``suite`` here exactly what it is in ``source``: its runs, curves, weights,
+        analyses, sweeps and links, in one transaction; returns the number of runs copied.
 
         For publishing a suite measured afresh in its own store (a clean wall time).
         This store's earlier runs of ``suite`` that no other suite links are dropped
@@ -697,6 +797,7 @@ class ResultStore:
         runs = source._select_keys("SELECT * FROM runs WHERE key IN ({})", keys)
         curves = source.curves(keys)
         weights = source._weights_rows(keys)
+        analyses = source._analyses_rows(keys)
         sweeps = source._conn.execute(
             "SELECT * FROM sweeps WHERE suite = ? ORDER BY rowid", (suite,)
         ).fetchall()
@@ -707,8 +808,11 @@ class ResultStore:
             orphans = "SELECT key FROM runs WHERE key NOT IN (SELECT key FROM suite_runs)"
             self._conn.execute(f"DELETE FROM curves WHERE key IN ({orphans})")
             self._conn.execute(f"DELETE FROM weights WHERE key IN ({orphans})")
+            self._conn.execute(f"DELETE FROM analyses WHERE key IN ({orphans})")
             self._conn.execute(f"DELETE FROM runs WHERE key IN ({orphans})")
             self._conn.executemany("INSERT OR REPLACE INTO weights (key, save) VALUES (?, ?)", weights)
+            self._conn.executemany("DELETE FROM analyses WHERE key = ?", [(k,) for k in keys])
+            self._insert_analyses(analyses)
             self._conn.executemany(
                 f"INSERT OR REPLACE INTO runs VALUES ({','.join('?' * len(runs[0]))})", runs
             )
