@@ -81,8 +81,18 @@ def _longest(short: pd.Series | None, long: pd.Series | None) -> str:
             horizon = int(long["longest_horizon_learned"])
         censored = _censored(long)
     if horizon == 0:
-        return "none"
+        # A kind that failed the first horizon tried but learned a longer one says so.
+        longer = [
+            r["max_horizon_learned"]
+            for r in (short, long)
+            if r is not None and _number(r.get("max_horizon_learned"))
+        ]
+        return f"none (learned at {int(max(longer))})" if longer else "none"
     return f"≥ {horizon}" if censored else str(horizon)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not pd.isna(value) and value > 0
 
 
 def kinds_block(root: Path = ROOT) -> str:
@@ -151,7 +161,7 @@ def kinds_block(root: Path = ROOT) -> str:
         "Horizons: pieces that cover an episode, the horizon suite then horizon-long; ≥ marks a limit "
         "that may be the budget's (not tried further, or stopped by a cap short of ten times the steps "
         "that solved the horizon below), "
-        "none a kind that learned no horizon tried. Verdicts: PPO cells of the memory suite.",
+        "none a kind that failed the first horizon tried (with a longer one it learned in brackets). Verdicts: PPO cells of the memory suite.",
         KINDS_MARKERS[1],
     ]
     return "\n".join(lines)

@@ -38,7 +38,10 @@ for suite in "${SUITES[@]}"; do
     if [ "$suite" = parity ]; then workers=(--workers 1); fi
     "$PYTHON" -m pomdp_bench.run --suite "$suite" --results "$STORE" --no-report ${workers[@]+"${workers[@]}"}
 done
+# Probes and 2x/4x horizons of the trained runs (finished analyses are skipped).
+"$PYTHON" -m pomdp_bench.analyse --results "$STORE" --no-progress
 "$PYTHON" -m pomdp_bench.report --results "$STORE" --leaderboards leaderboards --published --docs docs/results
 "$PYTHON" scripts/readme_answer.py
 # The dry-run estimate reads the published runs: regenerate its data files.
 PYTHONPATH=. "$PYTHON" scripts/measure_rates.py
+"$PYTHON" scripts/memory_kinds_table.py

@@ -58,7 +58,14 @@ def block(root: Path = ROOT) -> str:
     lines += [
         f"| `{kind}` | " + " | ".join(table[kind].get(env, "—") for env in TASKS) + " |" for kind in kinds
     ]
-    lines += ["", f"![Longest horizon learned per memory kind]({FIGURE})", ""]
+    lines += [
+        "",
+        f"![Longest horizon learned per memory kind]({FIGURE})",
+        "",
+        "The memory kinds page compares all kinds, with horizon-long's limits, cost per step and verdicts: "
+        "[all kinds side by side](docs/memory-kinds.md#all-kinds-side-by-side).",
+        "",
+    ]
     lines += _other_agents(root)
     reference = root / REFERENCE
     if reference.is_file():  # every agent's T-Maze limit beside Ni et al.'s (report writes it)

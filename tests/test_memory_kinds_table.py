@@ -65,6 +65,9 @@ def test_horizon_long_extends_the_ladder_only_past_the_last_horizon_learned() ->
     assert longest(_row(0, "plateaued"), None) == "none"
     assert longest(None, None) == "—"
     assert longest(None, _row(20, "not tried", True)) == "≥ 20"
+    # Failed the first horizon tried, learned a longer one: both are said.
+    failed_first = pd.Series({**_row(0, "plateaued"), "max_horizon_learned": 10.0})
+    assert longest(None, failed_first) == "none (learned at 10)"
 
 
 def test_a_page_without_markers_is_refused() -> None:
