@@ -52,7 +52,7 @@ pytestmark = pytest.mark.skipif(not SUITES, reason="no suite leaderboard committ
 def documented_schema(readme: str, title_start: str) -> dict[str, str]:
     """``{column: type}`` from the README's Markdown table under the heading starting with ``title_start``."""
     section = readme.split(f"### {title_start}", 1)[1].split("\n### ", 1)[0]
-    return dict(re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", section, flags=re.M))
+    return dict(re.findall(r"^\| `([a-z0-9_]+)` \| (\w+) \|", section, flags=re.M))
 
 
 def check_type(column: pd.Series, kind: str) -> None:
