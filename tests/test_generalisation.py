@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.harness.cue_tasks import cue_task
@@ -19,11 +18,6 @@ from pomdp_bench.harness.generalisation import (
 )
 
 CUE5 = cue_task("CueRecall-v0", {"delay": 5})
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> None:
-    torch.set_num_threads(1)
 
 
 def test_a_longer_task_scales_its_horizon_keyword() -> None:

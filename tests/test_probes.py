@@ -28,11 +28,6 @@ from pomdp_bench.harness.probes import (
 CUE5 = cue_task("CueRecall-v0", {"delay": 5})
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> None:
-    torch.set_num_threads(1)
-
-
 @pytest.mark.parametrize("n_cues", [2, 4])
 def test_a_linearly_decodable_cue_reads_near_1_and_noise_at_chance(n_cues: int) -> None:
     rng = np.random.default_rng(0)
