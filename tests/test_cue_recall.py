@@ -77,9 +77,65 @@ def test_oracle_policy_scores_the_optimum(num_cues: int, delay: int) -> None:
     np.testing.assert_array_equal(returns, 1.0)
 
 
+@pytest.mark.parametrize("reward_delay", [1, 7, 30])
+def test_reward_delay_pays_the_answer_later(reward_delay: int) -> None:
+    """The answer's reward arrives ``reward_delay`` steps after the query, equal to whether
+    the answer named the cue; the episode is that much longer, actions after the answer
+    change nothing, and the optimum and the ceiling stay 1 and 1/K."""
+    num_cues, delay = 4, 5
+    env = CueRecallVectorEnv(EPISODES, num_cues=num_cues, delay=delay, reward_delay=reward_delay)
+    oracle = Oracle(EPISODES, num_cues)
+    rng = np.random.default_rng(3)
+
+    def oracle_then_noise(obs: np.ndarray) -> np.ndarray:
+        answer = oracle(obs)
+        after = ~obs.any(axis=1)  # blank steps after the answer: any action is ignored
+        return np.where(after, rng.integers(0, num_cues, len(obs)), answer)
+
+    returns, rewards = play(env, oracle_then_noise, seed=4)
+    assert len(rewards) == delay + 2 + reward_delay
+    np.testing.assert_array_equal(rewards[:-1], 0.0)  # nothing before the reward step
+    np.testing.assert_array_equal(returns, 1.0)
+    returns, rewards = play(env, lambda obs: np.zeros(len(obs), dtype=np.int64), seed=5)
+    assert abs(returns.mean() - 1 / num_cues) < TOLERANCE
+    np.testing.assert_array_equal(rewards[:-1], 0.0)
+
+
+def test_reward_delay_zero_is_the_plain_task() -> None:
+    """``reward_delay=0`` plays exactly the episodes of the env without the keyword."""
+    plain = CueRecallVectorEnv(64, num_cues=4, delay=6)
+    zero = CueRecallVectorEnv(64, num_cues=4, delay=6, reward_delay=0)
+    rng = np.random.default_rng(7)
+    a, _ = plain.reset(seed=11)
+    b, _ = zero.reset(seed=11)
+    for _ in range(30):  # several episodes, through autoresets
+        action = rng.integers(0, 4, 64)
+        step_a, step_b = plain.step(action), zero.step(action)
+        for x, y in zip(step_a[:4], step_b[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_reward_delay_single_env_matches_the_twin() -> None:
+    """Copy ``i`` of the vector env plays the single env reset with ``seed + i``."""
+    vec = CueRecallVectorEnv(3, num_cues=3, delay=2, reward_delay=4)
+    obs_v, _ = vec.reset(seed=20)
+    singles = [CueRecallEnv(num_cues=3, delay=2, reward_delay=4) for _ in range(3)]
+    obs_s = [env.reset(seed=20 + i)[0] for i, env in enumerate(singles)]
+    np.testing.assert_array_equal(obs_v, np.stack(obs_s))
+    rng = np.random.default_rng(1)
+    for _ in range(2 + 2 + 4):  # one whole episode
+        action = rng.integers(0, 3, 3)
+        obs_v, reward_v, term_v, _, _ = vec.step(action)
+        steps = [env.step(int(a)) for env, a in zip(singles, action, strict=True)]
+        np.testing.assert_array_equal(obs_v, np.stack([s[0] for s in steps]))
+        np.testing.assert_array_equal(reward_v, [s[1] for s in steps])
+        np.testing.assert_array_equal(term_v, [s[2] for s in steps])
+    assert term_v.all()
+
+
 def test_card_matches_the_defaults() -> None:
     card = get_card("CueRecall-v0")
-    assert card.kwargs == {"num_cues": 4, "delay": 10}
+    assert card.kwargs == {"num_cues": 4, "delay": 10, "reward_delay": 0}
     assert card.ff_ceiling == 0.25 and card.optimal_return == 1.0
     assert card.memory_horizon == 10 + 1
 
@@ -171,6 +227,8 @@ def test_registered_id() -> None:
         ({"delay": 0}, r"delay must be >= 1, got 0"),
         ({"delay": -3}, r"delay must be >= 1, got -3"),
         ({"delay": 10**5}, r"delay must be <= 10000, got 100000"),
+        ({"reward_delay": -1}, r"reward_delay must be >= 0, got -1"),
+        ({"reward_delay": 10**5}, r"reward_delay must be <= 10000, got 100000"),
         ({"render_mode": "human"}, r"render_mode must be one of .*'human'"),
     ],
 )
@@ -187,6 +245,7 @@ def test_invalid_kwargs_raise_value_error(kwargs: dict, match: str) -> None:
         ({"num_cues": 4.0}, r"num_cues must be an int, got 4.0"),
         ({"delay": "10"}, r"delay must be an int, got '10'"),
         ({"delay": True}, r"delay must be an int, got True"),
+        ({"reward_delay": 2.5}, r"reward_delay must be an int, got 2.5"),
     ],
 )
 def test_wrong_kwarg_types_raise_type_and_value_error(kwargs: dict, match: str) -> None:

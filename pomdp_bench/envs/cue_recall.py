@@ -2,11 +2,17 @@
 
 The plainest memory test: nothing the agent does matters except its answer at
 the query step, and nothing it sees then tells the answer. Timeline of one
-episode (``D = delay``, ``Q = D + 1``)::
+episode (``D = delay``, ``Q = D + 1``, ``R = reward_delay``)::
 
-    step t:        0        1 ... D        Q = D + 1
-    observation:   cue      blank          blank, query flag on
-    action:        ignored  ignored        names the cue -> reward 1 or 0, terminated
+    step t:        0        1 ... D        Q = D + 1                Q + 1 ... Q + R
+    observation:   cue      blank          blank, query flag on     blank
+    action:        ignored  ignored        names the cue            ignored
+    reward:        0        0              1 or 0 if R = 0          1 or 0 at Q + R
+                                           (then terminated)        (then terminated)
+
+``reward_delay`` separates how long the task must remember (``D + 1`` steps, cue to
+answer) from how long its reward takes to come back (``R`` steps, answer to reward):
+Ni et al.'s memory length and credit-assignment length.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pomdp_bench.validation import check_int
 # 11 MB at the largest values accepted.
 MAX_DELAY = 10_000
 MAX_NUM_CUES = 256
+MAX_REWARD_DELAY = 10_000
 
 _RENDER_MODES = ["ansi", "rgb_array"]
 _CELL_PX = 16  # side of one cue square in rgb_array frames, in pixels
@@ -43,41 +50,50 @@ class CueRecallBatch(Batch):
     A copy's state is its cue ``[N]`` and the row ``[N]`` of a precomputed
     observation table that it shows: rows ``0..K-1`` are step 0 showing cue
     ``k``, row ``K + t - 1`` is step ``t >= 1`` (blank cue), so row ``K + D`` is
-    the query and row ``K + D + 1`` follows the answer. The observation is then
-    one lookup, with no per-step arithmetic on the one-hot.
+    the query, rows ``K + D + 1 .. K + D + R`` are the blank steps until the
+    reward, and the last row follows it. The observation is then one lookup, with no
+    per-step arithmetic on the one-hot. ``_correct [N]`` holds whether the answer named
+    the cue, from the query step until the reward pays it.
     """
 
-    def __init__(self, num_envs: int, num_cues: int, delay: int) -> None:
+    def __init__(self, num_envs: int, num_cues: int, delay: int, reward_delay: int = 0) -> None:
         super().__init__(num_envs)
         self.num_cues = num_cues
         self.delay = delay
+        self.reward_delay = reward_delay
         self.query_step = delay + 1  # the step whose action is scored
-        self.episode_length = delay + 2
+        self.reward_step = self.query_step + reward_delay  # the step that pays the answer
+        self.episode_length = delay + 2 + reward_delay
         self.single_observation_space = spaces.Box(0.0, 1.0, shape=(num_cues + 2,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(num_cues)
 
-        k, q = num_cues, self.query_step
-        step = np.concatenate([np.zeros(k, dtype=np.int64), np.arange(1, q + 2)])  # [K + Q + 1] t by row
-        self._obs = np.zeros((k + q + 1, k + 2), dtype=np.float32)  # [rows, K + 2]
+        k, q, p = num_cues, self.query_step, self.reward_step
+        step = np.concatenate([np.zeros(k, dtype=np.int64), np.arange(1, p + 2)])  # [K + P + 1] t by row
+        self._obs = np.zeros((k + p + 1, k + 2), dtype=np.float32)  # [rows, K + 2]
         self._obs[np.arange(k), np.arange(k)] = 1.0
         self._obs[:, k] = np.maximum(q - step, 0) / q
         self._obs[:, k + 1] = step == q
         self._step_of_row = step
-        self._next_row = np.minimum(np.maximum(np.arange(k + q + 1) + 1, k), k + q)  # [rows]
+        self._next_row = np.minimum(np.maximum(np.arange(k + p + 1) + 1, k), k + p)  # [rows]
         self._query_row = k + q - 1
+        self._reward_row = k + p - 1
         self._cue = np.zeros(num_envs, dtype=np.int64)  # [N]
         self._row = np.zeros(num_envs, dtype=np.int64)  # [N]
+        self._correct = np.zeros(num_envs, dtype=np.bool_)  # [N] the answer named the cue
 
     def reset_copies(self, idx: np.ndarray) -> None:
         cue = self.streams.integers(idx, 0, self.num_cues)
         self._cue[idx] = cue
         self._row[idx] = cue
+        self._correct[idx] = False
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         query = self._row == self._query_row  # [N] this action answers the query
-        reward = ((action == self._cue) & query).astype(np.float32)  # earlier actions score 0
+        self._correct = np.where(query, action == self._cue, self._correct)  # other actions count for nothing
+        paid = self._row == self._reward_row  # [N] the answer's reward arrives now (at the query if R = 0)
+        reward = (self._correct & paid).astype(np.float32)
         self._row = self._next_row.take(self._row)
-        return reward, query, np.zeros(self.num_envs, dtype=np.bool_)
+        return reward, paid, np.zeros(self.num_envs, dtype=np.bool_)
 
     def observe(self) -> np.ndarray:
         # A fresh array: callers may keep it (final_obs) while the state moves on.
@@ -90,7 +106,7 @@ class CueRecallBatch(Batch):
             marks = ["*" if t == 0 and c == cue else "." for c in range(k)]
             phase = "cue shown" if t == 0 else ("QUERY: name the cue" if t == q else "waiting")
             if t > q:
-                phase = "answered"
+                phase = "answered, reward pending" if t <= self.reward_step else "answered"
             bar_len = 20
             bar = "#" * round(remaining * bar_len) + "." * (bar_len - round(remaining * bar_len))
             return (
@@ -115,10 +131,11 @@ class CueRecallBatch(Batch):
         raise ValueError(f"render mode {mode!r} is not supported: use one of {_RENDER_MODES}")
 
 
-def _make_batch(num_envs: int, num_cues: int, delay: int) -> CueRecallBatch:
+def _make_batch(num_envs: int, num_cues: int, delay: int, reward_delay: int) -> CueRecallBatch:
     num_cues = check_int("num_cues", num_cues, minimum=2, maximum=MAX_NUM_CUES)
     delay = check_int("delay", delay, minimum=1, maximum=MAX_DELAY)
-    return CueRecallBatch(num_envs, num_cues, delay)
+    reward_delay = check_int("reward_delay", reward_delay, minimum=0, maximum=MAX_REWARD_DELAY)
+    return CueRecallBatch(num_envs, num_cues, delay, reward_delay)
 
 
 class CueRecallEnv(BatchedEnv):
@@ -128,8 +145,8 @@ class CueRecallEnv(BatchedEnv):
     |---|---|
     | Observation | `Box(0, 1, (K + 2,), float32)`: `[cue one-hot (K), time remaining, query flag]`, `K = num_cues` |
     | Action | `Discrete(K)`: at the query step, the cue the agent names; ignored at every other step |
-    | Reward | 1 if the action at the query step names the cue, else 0; 0 at every other step |
-    | Termination | right after the query step: `T = D + 2` steps (`D = delay`) |
+    | Reward | 1 if the action at the query step names the cue, else 0, paid `R = reward_delay` steps later; 0 at every other step |
+    | Termination | right after the reward step: `T = D + 2 + R` steps (`D = delay`) |
     | Truncation | never (the episode length is part of the task) |
     | Memory horizon | `D + 1` steps (cue seen at step 0, named at step `D + 1`) |
     | Optimal return | 1.0 |
@@ -143,7 +160,7 @@ class CueRecallEnv(BatchedEnv):
     | `K` | time remaining until the query, `(Q - t) / Q` | 1 at `t = 0` .. 0 at `t = Q` |
     | `K + 1` | query flag: 1 exactly at `t = Q`, when the action is scored | {0, 1} |
 
-    The observation after the answer (the final one) is all zero.
+    The observations after the answer (until the reward, and the final one) are all zero.
 
     **Feedforward ceiling 1/K.** The query observation ``[0, ..., 0, 0, 1]`` is the
     same whatever the cue, and nothing the agent did before changes anything, so
@@ -155,14 +172,19 @@ class CueRecallEnv(BatchedEnv):
     Args:
         num_cues: ``K``, how many cues, in ``[2, 256]``.
         delay: ``D``, blank steps between the cue and the query, in ``[1, 10000]``.
+        reward_delay: ``R``, steps from the answer to its reward, in ``[0, 10000]``
+            (default 0: paid at the answer). The steps between are blank and their
+            actions ignored; the optimum and the ceiling do not change.
         render_mode: ``None``, ``"ansi"`` (a text picture) or ``"rgb_array"``
             (``[48, 16 max(K, 8), 3] uint8``).
     """
 
     metadata: dict[str, Any] = {"render_modes": _RENDER_MODES, "render_fps": 4}
 
-    def __init__(self, num_cues: int = 4, delay: int = 10, render_mode: str | None = None) -> None:
-        self._init_batch(_make_batch(1, num_cues, delay), render_mode)
+    def __init__(
+        self, num_cues: int = 4, delay: int = 10, reward_delay: int = 0, render_mode: str | None = None
+    ) -> None:
+        self._init_batch(_make_batch(1, num_cues, delay, reward_delay), render_mode)
 
 
 class CueRecallVectorEnv(BatchedVectorEnv):
@@ -176,6 +198,7 @@ class CueRecallVectorEnv(BatchedVectorEnv):
         num_envs: how many copies, ``>= 1``.
         num_cues: as in :class:`CueRecallEnv`.
         delay: as in :class:`CueRecallEnv`.
+        reward_delay: as in :class:`CueRecallEnv`.
         autoreset_mode: Gymnasium's autoreset mode.
         render_mode: as in :class:`CueRecallEnv`; ``render()`` returns one frame per copy.
     """
@@ -187,8 +210,9 @@ class CueRecallVectorEnv(BatchedVectorEnv):
         num_envs: int = 1,
         num_cues: int = 4,
         delay: int = 10,
+        reward_delay: int = 0,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, minimum=1)
-        self._init_batch(_make_batch(num_envs, num_cues, delay), autoreset_mode, render_mode)
+        self._init_batch(_make_batch(num_envs, num_cues, delay, reward_delay), autoreset_mode, render_mode)
