@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
+from pomdp_bench.harness import credit
 from pomdp_bench.harness.generalisation import GeneralisationResult
 from pomdp_bench.harness.mmer import mmer
 from pomdp_bench.harness.probes import FAILURE_CLASSES, ProbeResult, failure_class
@@ -931,6 +932,14 @@ def schema_markdown() -> str:
             HORIZON_COLUMNS,
         ),
         ("`<suite>_improvement.csv`: kind against kind, per env variant and agent", IMPROVEMENT_COLUMNS),
+        (
+            "`<suite>_credit.csv`: memory length against credit length (suites that cross them)",
+            credit.CREDIT_COLUMNS,
+        ),
+        (
+            "`<suite>_credit_model.csv`: how each kind's steps to solve grow with each length",
+            credit.MODEL_COLUMNS,
+        ),
     ):
         lines = [f"### {title}", "", "| column | type | meaning |", "|---|---|---|"]
         lines += [f"| `{name}` | {kind} | {meaning} |" for name, (kind, meaning) in columns.items()]

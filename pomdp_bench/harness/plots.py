@@ -13,6 +13,8 @@
   cue, a line per horizon (runs analysed by ``python -m pomdp_bench.analyse``).
 - ``<suite>_generalisation_<env>_<agent>``: the return at 1x, 2x and 4x the training
   horizon, a line per kind (the same analysis).
+- ``<suite>_credit_<env>_<agent>``: memory length against credit length, a heatmap panel
+  per kind: the solve rate, with the median steps to solve (:mod:`~pomdp_bench.harness.credit`).
 - ``popgym_reference``: our MMER per kind beside POPGym's published one, a panel per env
   (:mod:`~pomdp_bench.harness.popgym_reference`).
 """
@@ -479,6 +481,69 @@ def generalisation_plots(cells: pd.DataFrame, suite: str, out: Path) -> list[Pat
     return paths
 
 
+def credit_name(suite: str, env_id: str, agent: str) -> str:
+    """The file name, without suffix, of the credit heatmaps of one env and agent."""
+    return f"{suite}_credit_{_slug(env_id)}_{agent}"
+
+
+def _steps_text(steps: float) -> str:
+    if pd.isna(steps):
+        return "-"
+    return f"{steps / 1e6:.1f}M" if steps >= 1e6 else f"{steps / 1e3:.0f}k"
+
+
+def credit_heatmaps(credit: pd.DataFrame, suite: str, out: Path) -> list[Path]:
+    """Memory length (rows) against credit length (columns), a panel per kind, one figure
+    per env and agent (:func:`~pomdp_bench.harness.credit.credit_frame`'s table).
+
+    Colour is the solve rate; each cell is annotated with it and the Kaplan-Meier median
+    steps to solve ("-": fewer than half the runs solved).
+    """
+    paths: list[Path] = []
+    for (env_id, agent), group in credit.groupby(["env_id", "agent"], sort=True):
+        kinds = _kind_order(set(group["memory"]))
+        rows = sorted({int(v) for v in group["memory_length"]})
+        columns = sorted({int(v) for v in group["credit_length"]})
+        fig, axes = plt.subplots(
+            1,
+            len(kinds),
+            figsize=(0.6 + 1.0 * len(columns) * len(kinds) + 0.6 * len(kinds), 3.4),
+            squeeze=False,
+        )
+        for i, (ax, memory) in enumerate(zip(axes[0], kinds, strict=True)):
+            kind = group[group["memory"] == memory]
+            rate = kind.pivot_table(index="memory_length", columns="credit_length", values="solved_fraction")
+            rate = rate.reindex(index=rows, columns=columns)
+            labels = rate.copy().astype(object)
+            for r in rows:
+                for c in columns:
+                    cell = kind[(kind["memory_length"] == r) & (kind["credit_length"] == c)]
+                    labels.loc[r, c] = (
+                        ""
+                        if cell.empty
+                        else f"{cell['solved_fraction'].iloc[0]:.1f}\n{_steps_text(cell['steps_to_solve'].iloc[0])}"
+                    )
+            sns.heatmap(
+                rate.astype(float),
+                annot=labels.to_numpy(),
+                fmt="",
+                cmap="RdYlGn",
+                vmin=0.0,
+                vmax=1.0,
+                cbar=i == len(kinds) - 1,
+                cbar_kws={"label": "solve rate"},
+                linewidths=0.5,
+                annot_kws={"fontsize": 8},
+                ax=ax,
+            )
+            ax.set_title(memory)
+            ax.set_xlabel("credit length (reward delay)")
+            ax.set_ylabel("memory length (cue to answer)" if i == 0 else "")
+        fig.suptitle(f"{env_id} · {agent}: solve rate and median steps to solve", y=1.04)
+        paths += _save(fig, out, credit_name(suite, env_id, agent))
+    return paths
+
+
 def all_figures(
     runs: pd.DataFrame,
     curves: pd.DataFrame,
@@ -487,6 +552,7 @@ def all_figures(
     suite: str,
     out: Path,
     improvement: pd.DataFrame | None = None,
+    credit: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Every figure of one suite, written into ``out`` (its own folder: the figures of
     an earlier report of the suite that are not rewritten are removed)."""
@@ -500,12 +566,16 @@ def all_figures(
     if improvement is not None:
         paths += improvement_plots(improvement, suite, out)
     paths += forgetting_plots(runs, suite, out) + generalisation_plots(cells, suite, out)
+    if credit is not None and not credit.empty:
+        paths += credit_heatmaps(credit, suite, out)
     return paths
 
 
 __all__ = [
     "FIGURE_SUFFIX",
     "all_figures",
+    "credit_heatmaps",
+    "credit_name",
     "forgetting_name",
     "forgetting_plots",
     "generalisation_name",

@@ -4,7 +4,9 @@
 
 For each suite in the store it writes ``<suite>.csv`` (one row per cell),
 ``<suite>_runs.csv`` (one row per run), ``<suite>_horizon.csv`` where the suite
-has several horizons, ``<suite>_improvement.csv`` (kind against kind), the figures
+has several horizons, ``<suite>_improvement.csv`` (kind against kind),
+``<suite>_credit.csv`` and ``<suite>_credit_model.csv`` where the suite crosses memory
+length with credit length (:mod:`pomdp_bench.harness.credit`), the figures
 (SVG, in ``<suite>/``), ``README.md`` with the column schema and
 the provenance of every suite (command, commit, machine, date, wall time), and
 ``index.html``, a static page to browse them (:mod:`pomdp_bench.harness.html_page`).
@@ -24,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
+from pomdp_bench.harness import credit as credit_tables
 from pomdp_bench.harness import html_page, leaderboard, plots, popgym_reference, references, results_pages
 from pomdp_bench.harness.store import ResultStore
 
@@ -124,6 +127,8 @@ class SuiteTables:
         cells: one row per finished cell (:func:`leaderboard.cells_frame`).
         horizon: the longest horizon learned (:func:`leaderboard.horizon_frame`).
         improvement: kind against kind (:func:`leaderboard.improvement_frame`).
+        credit: memory length against credit length (:func:`credit.credit_frame`).
+        credit_model: how each kind's steps to solve grow with each (:func:`credit.credit_model`).
         curves: ``run_key, timesteps, mean_return`` of the finished runs' learning curves.
     """
 
@@ -133,6 +138,8 @@ class SuiteTables:
     horizon: pd.DataFrame
     curves: pd.DataFrame
     improvement: pd.DataFrame
+    credit: pd.DataFrame
+    credit_model: pd.DataFrame
 
 
 def suite_tables(store: ResultStore, suite: str) -> SuiteTables:
@@ -148,6 +155,8 @@ def suite_tables(store: ResultStore, suite: str) -> SuiteTables:
         leaderboard.horizon_frame(cells),
         curves,
         leaderboard.improvement_frame(finished),
+        credit_tables.credit_frame(cells),
+        credit_tables.credit_model(finished),
     )
 
 
@@ -175,8 +184,19 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     if len(tables.improvement):
         paths.append(out / f"{suite}_improvement.csv")
         tables.improvement.to_csv(paths[-1], index=False)
+    if len(tables.credit):
+        paths += [out / f"{suite}_credit.csv", out / f"{suite}_credit_model.csv"]
+        tables.credit.to_csv(paths[-2], index=False)
+        tables.credit_model.to_csv(paths[-1], index=False)
     paths += plots.all_figures(
-        tables.finished, tables.curves, cells, horizon, suite, figure_dir(out, suite), tables.improvement
+        tables.finished,
+        tables.curves,
+        cells,
+        horizon,
+        suite,
+        figure_dir(out, suite),
+        tables.improvement,
+        tables.credit,
     )
     return paths
 
@@ -447,6 +467,10 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         plots.generalisation_name(suite, env_id, agent)
         for (env_id, agent), _ in tables.cells.groupby(["env_id", "agent"], sort=True)
     ]
+    names += [
+        plots.credit_name(suite, env_id, agent)
+        for (env_id, agent), _ in tables.credit.groupby(["env_id", "agent"], sort=True)
+    ]
     return html_page.SuitePage(
         name=suite,
         cells=tables.cells,
@@ -460,7 +484,14 @@ def suite_page(store: ResultStore, suite: str, tables: SuiteTables, out: Path) -
         ],
         files=[
             f
-            for f in (f"{suite}.csv", f"{suite}_runs.csv", f"{suite}_horizon.csv", f"{suite}_improvement.csv")
+            for f in (
+                f"{suite}.csv",
+                f"{suite}_runs.csv",
+                f"{suite}_horizon.csv",
+                f"{suite}_improvement.csv",
+                f"{suite}_credit.csv",
+                f"{suite}_credit_model.csv",
+            )
             if (out / f).is_file()
         ],
         horizon=tables.horizon,
