@@ -174,7 +174,9 @@ def test_without_the_key_the_door_stays_shut() -> None:
     returns = np.zeros(200)
     for t in range(env._batch.episode_length):
         # South in the explore phase never leaves the start room; then anything, north above all.
-        action = np.full(200, SOUTH) if t < 15 else np.where(rng.random(200) < 0.5, NORTH, rng.integers(0, 4, 200))
+        action = (
+            np.full(200, SOUTH) if t < 15 else np.where(rng.random(200) < 0.5, NORTH, rng.integers(0, 4, 200))
+        )
         obs, reward, terminated, _, _ = env.step(action)
         returns += reward
         assert not batch._has_key.any()
@@ -219,9 +221,7 @@ def _apple_shown(obs: np.ndarray, row: int, col: int, cell: tuple[int, int]) -> 
 
 @pytest.mark.parametrize("respawn_every", [1, 3, 20])
 def test_apples_pay_and_respawn_as_the_reference(respawn_every: int) -> None:
-    env = KeyToDoorEnv(
-        explore=8, distractor=60, num_apples=22, apple_reward=2.5, respawn_every=respawn_every
-    )
+    env = KeyToDoorEnv(explore=8, distractor=60, num_apples=22, apple_reward=2.5, respawn_every=respawn_every)
     env.reset(seed=0)
     for _ in range(8):
         assert env.step(SOUTH)[1] == 0.0  # explore: no apples

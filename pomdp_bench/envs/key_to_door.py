@@ -359,13 +359,14 @@ class KeyToDoorEnv(BatchedEnv):
     cells beyond the board are all zeros. The reference shows the same window
     as RGB, one colour per kind: the one-hot carries the same information.
 
-    **No feedforward ceiling.** The key is in view whenever the player can act
-    on it, the apples are in view, and the door is north of the reward start.
-    So a policy of the current observation alone can pick up the key, collect
-    apples and walk north into the door: acting needs no memory. Key-to-Door
-    measures credit assignment instead: the key's value shows only at the door.
-    The benchmark scores it by success rate, the share of episodes where the door
-    opened. With ``apple_reward=0`` and ``final_reward=1`` the return is exactly that.
+    **No feedforward ceiling.** A policy of the current observation alone can act
+    optimally. It walks north through the gap in the wall, then towards the key
+    once in view. It collects the apples in view, and walks north into the door.
+    ``tests/test_key_to_door.py`` plays such a policy: it opens the door every
+    time. Key-to-Door measures credit assignment instead: the key's value shows
+    only at the door. The benchmark scores it by success rate, the share of
+    episodes where the door opened. With ``apple_reward=0`` and ``final_reward=1``
+    the return is exactly that.
 
     Args:
         explore: ``E``, steps of the explore phase, in ``[8, 100000]`` (the key can
