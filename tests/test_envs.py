@@ -44,7 +44,8 @@ def test_card_is_complete_and_matches_the_spec(env_id: str) -> None:
     for field in ("observation", "action", "reward", "termination", "truncation"):
         assert getattr(card, field).strip(), field
     assert card.memory_horizon >= 1
-    assert card.ff_ceiling < card.optimal_return
+    if card.ceiling_known and card.optimum_known:  # KeyToDoor-v0 gives neither (its card says why)
+        assert card.ff_ceiling < card.optimal_return
     assert card.ff_ceiling_derivation.strip()
     assert card.budget["total_timesteps"] > 0
     gym.make(env_id, **card.kwargs).close()  # the card's kwargs are accepted
@@ -261,6 +262,7 @@ def test_the_package_top_level_is_lazy() -> None:
         ("TMazeActive-v1", {"corridor_length": 6}),
         ("TMazeActive-v0", {"corridor_length": 3}),
         ("CueRecall-v0", {"delay": 9}),
+        ("KeyToDoor-v0", {"distractor": 12}),
     ],
 )
 def test_a_cards_episode_length_is_the_length_of_every_episode(env_id, env_kwargs) -> None:

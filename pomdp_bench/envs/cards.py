@@ -220,6 +220,8 @@ def is_shipped(env_id: str) -> bool:
 def read_card(source: str | Path | Mapping[str, Any]) -> EnvCard:
     """An :class:`EnvCard` from a YAML file or a dict with the card's keys.
 
+    A null ``optimal_return`` or ``ff_ceiling`` reads as NaN: unknown.
+
     Raises:
         ValueError: a key is missing or unknown, or a value is invalid; the message
             names the card.
@@ -227,6 +229,9 @@ def read_card(source: str | Path | Mapping[str, Any]) -> EnvCard:
     raw = yaml.safe_load(Path(source).read_text()) if isinstance(source, (str, Path)) else dict(source)
     if not isinstance(raw, dict):
         raise ValueError(f"env card {source} is not a mapping of card keys")
+    for name in ("optimal_return", "ff_ceiling"):  # null in YAML: unknown (KeyToDoor-v0's card)
+        if name in raw and raw[name] is None:
+            raw[name] = math.nan
     try:
         return EnvCard(**raw)
     except TypeError as err:
