@@ -20,7 +20,8 @@ SMALL = ["--probe-episodes", "32", "--eval-episodes", "8", "--no-progress"]
 
 def tiny_store(tmp_path: Path) -> Path:
     """A store with one tiny suite trained through the harness: PPO with gru and none on
-    cue recall (delay 2), and a none run on MaskedCartPole, which no analysis takes."""
+    cue recall (delay 2), a none run on MaskedCartPole, which no analysis takes, and a gru
+    run on a short Key-to-Door, which only the success analysis takes."""
     suite = tmp_path / "tiny53.yaml"
     suite.write_text(
         textwrap.dedent(
@@ -41,6 +42,11 @@ def tiny_store(tmp_path: Path) -> Path:
                 hyperparams: {n_envs: 4, n_steps: 8, batch_size: 16, n_epochs: 1}
                 envs:
                   - {id: MaskedCartPole-v0, steps: 64}
+              - agent: ppo
+                memory: [gru]
+                hyperparams: {n_envs: 4, n_steps: 14, num_minibatches: 2, n_epochs: 1}
+                envs:
+                  - {id: KeyToDoor-v0, env_kwargs: {explore: 8, distractor: 4, reward: 2}, bptt: [14], steps: 56}
             """
         )
     )
@@ -75,7 +81,8 @@ def _analyse(results: Path, extra: list[str]) -> str:
 
 def test_the_analysis_stores_values_per_run_and_skips_what_does_not_apply(analysed) -> None:
     results, first, _ = analysed
-    assert "probes ok 2" in first and "generalisation ok 2" in first and "skipped 1" in first
+    assert "probes ok 2" in first and "generalisation ok 2" in first and "success ok 1" in first
+    assert "probes skipped 2" in first and "success skipped 3" in first
     with ResultStore(results) as store:
         rows = {r["spec"]["memory"]["kind"] + r["spec"]["env_id"]: r for r in store.rows()}
         stored = store.analyses()
@@ -87,7 +94,12 @@ def test_the_analysis_stores_values_per_run_and_skips_what_does_not_apply(analys
     assert general["factors"] == [2, 4] and general["horizons"] == [5, 9]  # delay 4 and 8, + 1
     assert general["limited_by"] == ["", ""] and general["n_episodes"] == 8
     cartpole = stored[rows["noneMaskedCartPole-v0"]["key"]]
-    assert {a: e["status"] for a, e in cartpole.items()} == {"probes": "skipped", "generalisation": "skipped"}
+    assert {a: e["status"] for a, e in cartpole.items()} == dict.fromkeys(analysis.ANALYSES, "skipped")
+    assert "has no success measure" in cartpole["success"]["error"]
+    door = stored[rows["gruKeyToDoor-v0"]["key"]]
+    assert door["success"]["status"] == "ok" and door["probes"]["status"] == "skipped"
+    found = door["success"]["value"]
+    assert found["n_episodes"] == 8 and found["rate"] in {i / 8 for i in range(9)}
     assert "MaskedCartPole-v0" in cartpole["probes"]["error"] and "cue recall" in cartpole["probes"]["error"]
 
 
@@ -108,6 +120,10 @@ def test_the_values_land_in_the_run_cell_and_horizon_columns(analysed) -> None:
     assert by_kind.loc["gru", "cue_probe_accuracy"] == cue.loc["gru", "cue_probe_accuracy"]  # one seed
     assert by_kind["return_at_4x"].notna().all() and by_kind["cue_probe_ci_low"].isna().all()  # one seed
     assert cells[cells["env_id"] == "MaskedCartPole-v0"]["cue_probe_accuracy"].isna().all()
+    door = cells[cells["env_id"] == "KeyToDoor-v0"].iloc[0]
+    assert 0 <= door["success_rate"] <= 1 and pd.isna(door["success_ci_low"])  # one seed
+    assert door["success_rate"] == runs[runs["env_id"] == "KeyToDoor-v0"]["success_rate"].iloc[0]
+    assert cells[cells["env_id"] != "KeyToDoor-v0"]["success_rate"].isna().all()
     assert (out / "tiny53" / "tiny53_forgetting_gru.svg").is_file()
     assert (out / "tiny53" / "tiny53_generalisation_CueRecall-v0_ppo.svg").is_file()
     page = (out / "index.html").read_text()
@@ -119,7 +135,7 @@ def test_a_second_analysis_skips_every_run_already_analysed(analysed) -> None:
     with ResultStore(results) as store:
         before = store.analyses()
     second = _analyse(results, [])
-    assert second.strip() == "already stored 6"
+    assert second.strip() == "already stored 12"
     with ResultStore(results) as store:
         assert store.analyses() == before
 
@@ -154,14 +170,14 @@ def test_a_failing_analysis_is_recorded_and_the_step_goes_on(analysed, tmp_path,
 
     monkeypatch.setattr(probes, "probe_agent", broken)
     summary = analysis.analyse_store(tmp_path, analyses=["probes"], settings=analysis.AnalysisSettings(32, 8))
-    assert summary.counts == {("probes", "failed"): 2, ("probes", "skipped"): 1}
+    assert summary.counts == {("probes", "failed"): 2, ("probes", "skipped"): 2}
     with ResultStore(tmp_path) as store:
         failed = [e["probes"] for e in store.analyses().values() if e["probes"]["status"] == "failed"]
     assert len(failed) == 2 and all("RuntimeError: probe broke" in e["error"] for e in failed)
     monkeypatch.undo()
     assert analysis.analyse_store(tmp_path, analyses=["probes"]).counts == {}  # stored failures stay
     retried = analysis.analyse_store(tmp_path, analyses=["probes"], retry_failed=True)
-    assert retried.counts == {("probes", "ok"): 2} and retried.already == 1
+    assert retried.counts == {("probes", "ok"): 2} and retried.already == 2
 
 
 def test_bad_input_names_the_value_and_what_is_valid(analysed, capsys) -> None:
@@ -169,7 +185,7 @@ def test_bad_input_names_the_value_and_what_is_valid(analysed, capsys) -> None:
     with pytest.raises(ValueError, match=r"holds no suite \['nope'\]; it holds \['tiny53'\]"):
         analysis.analyse_store(results, suites=["nope"])
     with pytest.raises(
-        ValueError, match=r"unknown analysis \['probe'\]; valid: \['probes', 'generalisation'\]"
+        ValueError, match=r"unknown analysis \['probe'\]; valid: \['probes', 'generalisation', 'success'\]"
     ):
         analysis.analyse_store(results, analyses=["probe"])
     with pytest.raises(ValueError, match="probe_episodes must be an int >= 2"):

@@ -53,6 +53,14 @@ def check_card_data(env_id: str, card: Mapping[str, Any]) -> None:
         value = card.get(name)
         if value:  # "" or None: another module registers the env, or it has no vector twin
             check_import_path(value, what=f"card {env_id}: {name}", attribute=True)
+    success = card.get("success_kwargs") or {}
+    if not isinstance(success, Mapping):
+        raise ArgumentTypeError(f"card {env_id}: success_kwargs must be a mapping of kwargs, got {success!r}")
+    unknown = sorted(set(success) - set(kwargs))
+    if unknown:
+        raise ValueError(
+            f"card {env_id}: success_kwargs names {unknown}, not among the card's kwargs {sorted(kwargs)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,10 @@ class EnvCard:
     # e.g. "corridor_length + 1" (tuned settings may then count in episodes, "4T").
     episode_length_formula: str = ""
     superseded_by: str | None = None  # a newer version of this env that suites now use
+    # Kwargs under which an episode's return is 1 when it succeeds and 0 otherwise, for an
+    # env scored by success rate (KeyToDoor-v0: no apple reward, a door worth 1). Empty:
+    # the env has no success measure. harness/success.py evaluates trained agents under them.
+    success_kwargs: dict[str, Any] = field(default_factory=dict)
     # True for a card the harness made for an outside env (implicit_card): facts it was not
     # given are unknown (NaN optimum or ceiling, horizon 0), not measured.
     implicit: bool = False

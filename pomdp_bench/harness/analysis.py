@@ -10,10 +10,13 @@ Nothing retrains: each run's agent is its stored final weights
 - ``probes`` (:mod:`~pomdp_bench.harness.probes`): how well a linear probe reads the cue
   from the memory's output, at the decision step and on the way there;
 - ``generalisation`` (:mod:`~pomdp_bench.harness.generalisation`): the return at 2x and
-  4x the training horizon.
+  4x the training horizon;
+- ``success`` (:mod:`~pomdp_bench.harness.success`): the share of fresh episodes that
+  succeed, for an env scored by success (its card gives ``success_kwargs``: Key-to-Door).
 
-Both apply to runs of passive T-Maze and cue recall (:mod:`~pomdp_bench.harness.cue_tasks`);
-any other run is stored as ``skipped`` with the reason, as is a run without weights. A
+The first two apply to runs of passive T-Maze and cue recall
+(:mod:`~pomdp_bench.harness.cue_tasks`), the third to envs with a success measure; any
+other run is stored as ``skipped`` with the reason, as is a run without weights. A
 second call skips every (run, analysis) already stored, so an interrupted analysis
 resumes; an analysis that raised is stored as ``failed`` with its error, and the step
 goes on to the next run (``retry_failed`` tries those again). The episodes come from
@@ -31,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pomdp_bench.harness import generalisation, probes, provenance
+from pomdp_bench.harness import generalisation, probes, provenance, success
 from pomdp_bench.harness.cue_tasks import CueTask, cue_task
 from pomdp_bench.harness.store import ResultStore
 
-ANALYSES: tuple[str, ...] = ("probes", "generalisation")
+ANALYSES: tuple[str, ...] = ("probes", "generalisation", "success")
 """The analyses this step runs, by the name the store keeps them under."""
 
 
@@ -46,7 +49,7 @@ class AnalysisSettings:
     Attributes:
         probe_episodes: episodes a probe fits and tests on (cross-validated), default
             :data:`probes.DEFAULT_EPISODES`.
-        eval_episodes: episodes per longer horizon, default
+        eval_episodes: episodes per longer horizon, and for the success rate, default
             :data:`generalisation.DEFAULT_EPISODES`.
     """
 
@@ -88,13 +91,29 @@ def check_analyses(analyses: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
-def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> str | CueTask:
-    """The run's cue task, or why ``analysis`` does not apply to the run."""
+@dataclass(frozen=True)
+class _SuccessTask:
+    """What the success analysis evaluates: the run's env, kwargs and carried card."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    card: dict[str, Any] | None
+
+
+def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> str | CueTask | _SuccessTask:
+    """The run's task for ``analysis`` (a cue task, or the env to score by success), or
+    why ``analysis`` does not apply to the run."""
     spec = row["spec"]
     if row["status"] != "ok":
         return "the run failed: there is no trained agent"
     if not has_weights:
         return "the run has no stored weights (stored before runs kept them)"
+    if analysis == "success":
+        try:
+            success.success_kwargs(spec["env_id"], spec.get("card"))
+        except (KeyError, ValueError) as err:
+            return str(err).strip("'\"")
+        return _SuccessTask(spec["env_id"], dict(spec.get("env_kwargs") or {}), spec.get("card"))
     try:
         task = cue_task(spec["env_id"], spec["env_kwargs"])
     except ValueError as err:
@@ -129,7 +148,7 @@ def analyse_run(
     try:
         for analysis in wanted:
             task = tasks[analysis]
-            assert isinstance(task, CueTask)
+            assert isinstance(task, (CueTask, _SuccessTask))
             if analysis == "probes" and not probes.trunks_of(agent):
                 reason = f"agent {row['spec']['agent']!r} keeps no memory trunk (agents/common/networks.Trunk) to probe"
                 out[analysis] = ("skipped", {}, reason)
@@ -146,8 +165,12 @@ def analyse_run(
 
 
 def _run_one(
-    agent: Any, analysis: str, task: CueTask, spec: dict[str, Any], settings: AnalysisSettings
+    agent: Any, analysis: str, task: CueTask | _SuccessTask, spec: dict[str, Any], settings: AnalysisSettings
 ) -> dict[str, Any]:
+    if isinstance(task, _SuccessTask):
+        return success.evaluate_success(
+            agent, task.env_id, task.env_kwargs, task.card, n_episodes=settings.eval_episodes
+        ).to_dict()
     if analysis == "probes":
         return probes.probe_agent(agent, task, n_episodes=settings.probe_episodes).to_dict()
     return generalisation.generalise(agent, task, spec["memory"], n_episodes=settings.eval_episodes).to_dict()

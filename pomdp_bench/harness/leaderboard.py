@@ -35,6 +35,7 @@ from pomdp_bench.harness.statistics import (
     t_interval,
     verdict_passes,
 )
+from pomdp_bench.harness.success import SuccessResult
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -100,6 +101,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "generalisation_limited_from": (
         "int",
         "the smallest tested multiple of the training horizon (2 or 4) where generalisation_limited_by applies",
+    ),
+    "success_rate": (
+        "float",
+        "share of 100 fresh episodes the final weights succeed on, for an env scored by success (its card's success_kwargs: KeyToDoor-v0's door; harness/success.py, python -m pomdp_bench.analyse); empty elsewhere",
     ),
     "analysis_note": (
         "str",
@@ -196,6 +201,9 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
         "window or frames where the kind cannot see the cue at a tested horizon by construction (see the run table); empty otherwise",
     ),
     "generalisation_limited_from": ("int", "the smallest tested multiple where that applies"),
+    "success_rate": ("float", "mean over seeds of the runs' success_rate (envs scored by success)"),
+    "success_ci_low": ("float", "lower end of its 95% t interval over seeds (scipy.stats.t)"),
+    "success_ci_high": ("float", "upper end of that interval"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
         "str",
@@ -448,7 +456,7 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
 
 def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
     """The run columns the analysis step fills (``cue_probe_*``, ``failure_class``,
-    ``return_at_*``, ``generalisation_*``, ``analysis_note``) from a stored row's
+    ``return_at_*``, ``generalisation_*``, ``success_rate``, ``analysis_note``) from a stored row's
     ``analyses`` (:meth:`ResultStore.analyses`); empty (NaN, ``""``) where none ran."""
     analyses = row.get("analyses") or {}
     out: dict[str, Any] = {
@@ -462,6 +470,7 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         "return_at_4x": math.nan,
         "generalisation_limited_by": "",
         "generalisation_limited_from": None,
+        "success_rate": math.nan,
     }
     notes = [
         f"{name}: {entry['status']}: {entry['error']}"
@@ -500,6 +509,9 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
             generalisation_limited_by=bound,
             generalisation_limited_from=factor,
         )
+    scored = analyses.get("success", {})
+    if scored.get("status") == "ok":
+        out["success_rate"] = SuccessResult.from_dict(scored["value"]).rate
     return out
 
 
@@ -511,6 +523,7 @@ def _analysis_statistics(ok: pd.DataFrame) -> dict[str, Any]:
         ("cue_probe_accuracy", "cue_probe"),
         ("return_at_2x", "return_at_2x"),
         ("return_at_4x", "return_at_4x"),
+        ("success_rate", "success"),
     ):
         kept = ok[column].dropna().to_numpy(dtype=np.float64)
         out[column] = float(kept.mean()) if len(kept) else math.nan
