@@ -4,7 +4,9 @@ The block between ``<!-- answer:start -->`` and ``<!-- answer:end -->`` in READM
 generated: per memory kind, the longest horizon PPO learned on T-Maze and on cue recall,
 from ``leaderboards/horizon_horizon.csv`` (pieces that cover an episode), the figure
 beside it, the other agents' limits in ``horizon-long``, and every agent's T-Maze limit beside Ni et al.'s
-(``leaderboards/reference_ni2023.csv``, which ``report`` writes). ``tests/test_readme_answer.py`` checks that the block equals what this writes.
+(``leaderboards/reference_ni2023.csv``, which ``report`` writes), POPGym's diagnostic envs,
+and memory length against credit length (the ``credit`` and ``key-to-door`` suites).
+``tests/test_readme_answer.py`` checks that the block equals what this writes.
 
 Usage: ``python scripts/readme_answer.py`` (rewrites README.md), ``--check`` (exit 1 if stale).
 """
@@ -13,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -28,6 +32,10 @@ FIGURE = "leaderboards/horizon/horizon_horizon.svg"
 REFERENCE = "leaderboards/reference_ni2023.csv"
 POPGYM = "leaderboards/popgym.csv"
 POPGYM_TAU = "leaderboards/popgym_reference_tau.csv"
+CREDIT = "leaderboards/credit_credit.csv"
+CREDIT_MODEL = "leaderboards/credit_credit_model.csv"
+CREDIT_FIGURE = "leaderboards/credit/credit_credit_CueRecall-v0_ppo.svg"
+KEY_TO_DOOR = "leaderboards/key-to-door.csv"
 START, END = "<!-- answer:start -->", "<!-- answer:end -->"
 ORDER = list(MEMORY_KINDS)  # the shipped kinds, in the order tables list them
 TASKS = {"TMaze-v1": "T-Maze corridor", "CueRecall-v0": "cue-recall delay"}
@@ -76,6 +84,8 @@ def block(root: Path = ROOT) -> str:
             "",
         ]
     lines += _popgym(root)
+    lines += _credit(root)
+    lines += _key_to_door(root)
     lines += [END]
     return "\n".join(lines)
 
@@ -122,6 +132,83 @@ def _popgym(root: Path) -> list[str]:
             "POPGym's own per-env numbers were not in our sources, so the comparison is not published: [the log](docs/notes/popgym-convergence.md).",
         ]
     return [*lines, ""]
+
+
+def _ratio(row: Any, name: str) -> str:
+    value = row[f"{name}_ratio"]
+    if pd.isna(value):
+        return "no fit"
+    return f"{value:.2f} [{row[f'{name}_ratio_ci_low']:.2f}, {row[f'{name}_ratio_ci_high']:.2f}]"
+
+
+def _credit(root: Path) -> list[str]:
+    """Per kind, how its steps to solve grow with memory length and with credit length
+    (the ``credit`` suite's model), and its solve rate at each pair of lengths."""
+    model_path, cells_path = root / CREDIT_MODEL, root / CREDIT
+    if not model_path.is_file() or not cells_path.is_file():
+        return []
+    model = pd.read_csv(model_path)
+    cells = pd.read_csv(cells_path)
+    if model.empty:
+        return []
+    pairs = sorted(
+        {(int(m), int(c)) for m, c in zip(cells["memory_length"], cells["credit_length"], strict=True)}
+    )
+    rate = {
+        (r.memory, int(r.memory_length), int(r.credit_length)): r.solved_fraction for r in cells.itertuples()
+    }
+    kinds = sorted(set(model["memory"]), key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k))
+    by = {r["memory"]: r for _, r in model.iterrows()}
+    lines = [
+        f"Memory length against credit length, on cue recall with a reward delay (from `{CREDIT_MODEL}`). "
+        "A factor is how much 10 more steps multiply the steps to solve, with its 95% interval. "
+        "Solve rates are over 5 seeds at (memory, credit) lengths.",
+        "",
+        "| memory | factor per 10 steps of memory | per 10 steps of credit | grows with | "
+        + " | ".join(f"({m}, {c})" for m, c in pairs)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(pairs),
+    ]
+    for kind in kinds:
+        row = by[kind]
+        solved = [rate.get((kind, m, c)) for m, c in pairs]
+        lines.append(
+            f"| `{kind}` | {_ratio(row, 'memory')} | {_ratio(row, 'credit')} | {row['grows_with'] or '—'} | "
+            + " | ".join("—" if v is None or pd.isna(v) else f"{v:.1f}" for v in solved)
+            + " |"
+        )
+    lines += ["", f"![Solve rate per memory and credit length]({CREDIT_FIGURE})", ""]
+    return lines
+
+
+def _key_to_door(root: Path) -> list[str]:
+    """Key-to-Door's success rate per kind and distractor length, beside Ni et al.'s finding."""
+    path = root / KEY_TO_DOOR
+    if not path.is_file():
+        return []
+    cells = pd.read_csv(path)
+    if cells.empty or "success_rate" not in cells or cells["success_rate"].isna().all():
+        return []
+    cells["distractor"] = [json.loads(k).get("distractor") for k in cells["env_kwargs"]]
+    lengths = sorted({int(d) for d in cells["distractor"]})
+    kinds = sorted(set(cells["memory"]), key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k))
+    by = {(r.memory, int(r.distractor)): r for r in cells.itertuples()}
+
+    def entry(kind: str, length: int) -> str:
+        row = by.get((kind, length))
+        if row is None or pd.isna(row.success_rate):
+            return "—"
+        return f"{row.success_rate:.2f} [{row.success_ci_low:.2f}, {row.success_ci_high:.2f}]"
+
+    lines = [
+        f"Key-to-Door (Ni et al.'s credit-assignment task), success rate with its 95% interval over 5 seeds (from `{KEY_TO_DOOR}`). "
+        "Ni et al. find that a transformer does not assign credit better than an lstm.",
+        "",
+        "| memory | " + " | ".join(f"distractor {n}" for n in lengths) + " |",
+        "|---|" + "---|" * len(lengths),
+    ]
+    lines += [f"| `{kind}` | " + " | ".join(entry(kind, n) for n in lengths) + " |" for kind in kinds]
+    return [*lines, "", "[The log](docs/notes/credit-assignment.md) reads both.", ""]
 
 
 def _other_agents(root: Path) -> list[str]:

@@ -22,6 +22,7 @@ from pomdp_bench.harness.credit import (
     credit_model,
     fit_time_ratios,
     grows_with,
+    pays_late,
 )
 
 MEMORY = (6, 21, 51)  # cue recall's horizon at delays 5, 20, 50
@@ -202,3 +203,14 @@ def test_credit_heatmaps_draw_a_panel_per_kind(tmp_path) -> None:
     ]
     svg = paths[0].read_text()
     assert "gru" in svg and "transformer" in svg and "120k" in svg
+
+
+def test_pays_late_marks_the_variants_with_a_reward_delay() -> None:
+    frame = pd.DataFrame(
+        {
+            "env_id": ["CueRecall-v0", "CueRecall-v0", "CueRecall-v0", "TMaze-v1", "popgym-RepeatFirstEasy-v0"],
+            "env_kwargs": [_kwargs(5, 0), _kwargs(5, 20), '{"delay":5,"reward_delay":0}', "{}", "{}"],
+        }
+    )
+    assert pays_late(frame).tolist() == [False, True, False, False, False]
+    assert pays_late(frame.iloc[:0]).tolist() == []

@@ -90,6 +90,23 @@ def _credit_length(env_id: str, env_kwargs: str) -> float:
     return math.nan if value is None else float(value)
 
 
+def pays_late(frame: pd.DataFrame) -> np.ndarray:
+    """``[rows]`` bool: the row's env variant (``env_id``, ``env_kwargs``) pays its reward
+    after a credit length above 0. The horizon limit leaves these out: it measures memory
+    with the reward at the decision."""
+    if frame.empty:
+        return np.zeros(0, dtype=bool)
+    lengths = {
+        (e, k): _credit_length(e, k)
+        for e, k in frame[["env_id", "env_kwargs"]].drop_duplicates().itertuples(index=False)
+        if _known_env(e)
+    }
+    return np.array(
+        [lengths.get((e, k), 0.0) > 0 for e, k in zip(frame["env_id"], frame["env_kwargs"], strict=True)],
+        dtype=bool,
+    )
+
+
 def _with_lengths(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (cells or runs) with ``memory_length`` and ``credit_length``, cut to the
     kinds trained at two or more credit lengths of one env and agent."""
@@ -246,4 +263,5 @@ __all__ = [
     "credit_model",
     "fit_time_ratios",
     "grows_with",
+    "pays_late",
 ]

@@ -836,8 +836,11 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
     """The horizon limit per (env, agent, memory, nominal piece length): the longest
     horizon learned with every shorter horizon tried learned too, the longest learned
     where that differs, and whether the next horizon tried is a counted failure or the
-    limit is censored."""
+    limit is censored. Cells whose reward comes late (a ``reward_delay``,
+    :func:`credit.pays_late`) are left out: the limit is memory's, with the reward at the
+    decision."""
     records = []
+    cells = cells[~credit.pays_late(cells)]
     for (env_id, agent, memory, policy), group in cells.groupby(
         ["env_id", "agent", "memory", "pieces"], sort=True
     ):

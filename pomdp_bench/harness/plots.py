@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from pomdp_bench.harness.credit import pays_late
 from pomdp_bench.memory import MEMORY_KINDS
 
 
@@ -562,7 +563,7 @@ def all_figures(
     paths = heatmaps(cells, suite, out) + learning_curves(runs, curves, cells, suite, out)
     if not horizon.empty and horizon["horizons_tried"].str.contains(";").any():
         paths += horizon_plot(horizon, suite, out)
-        paths += solve_cost_plot(cells, suite, out)
+        paths += solve_cost_plot(cells[~pays_late(cells)], suite, out)
     if improvement is not None:
         paths += improvement_plots(improvement, suite, out)
     paths += forgetting_plots(runs, suite, out) + generalisation_plots(cells, suite, out)
