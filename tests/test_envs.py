@@ -111,6 +111,27 @@ def test_vector_twin_matches_single_envs(env_id: str, mode: AutoresetMode) -> No
     _assert_same(_rollout(env_id, twin, 7, steps), _rollout(env_id, sync, 7, steps))
 
 
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("KeyToDoor-v0", {"explore": 9, "distractor": 30, "reward": 3, "num_apples": 22, "respawn_every": 2}),
+        ("CueRecall-v0", {"delay": 3, "reward_delay": 4}),
+    ],
+)
+def test_vector_twin_matches_single_envs_off_the_defaults(
+    env_id: str, kwargs: dict, mode: AutoresetMode
+) -> None:
+    """The same at kwargs that exercise more of the state: busy apples, a late reward."""
+    n = 5
+    steps = 2 * get_card(env_id).episode_length_for(kwargs) + 9  # crosses resets
+    twin = gym.make_vec(
+        env_id, num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs
+    )
+    sync = SyncVectorEnv([lambda: gym.make(env_id, **kwargs) for _ in range(n)], autoreset_mode=mode)
+    _assert_same(_rollout(env_id, twin, 11, steps), _rollout(env_id, sync, 11, steps))
+
+
 @settings(max_examples=10, deadline=None)
 @given(
     env_id=st.sampled_from(ENV_IDS),

@@ -10,7 +10,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import pomdp_bench  # noqa: F401  (registers the ids)
 from pomdp_bench.envs.cards import get_card
@@ -84,38 +83,6 @@ def test_gymnasium_check_env_and_the_card() -> None:
     assert card.horizon_for(card.kwargs) == card.episode_length_for(card.kwargs) == 85
     env = gym.make("KeyToDoor-v0")
     assert env.observation_space.shape == (125,) and env.action_space.n == 4
-
-
-def _rollout(vec: gym.vector.VectorEnv, seed: int, steps: int) -> list:
-    space = vec.action_space
-    space.seed(seed)
-    obs, _ = vec.reset(seed=seed)
-    trace = [obs.copy()]
-    for _ in range(steps):
-        obs, reward, terminated, truncated, info = vec.step(space.sample())
-        trace += [obs.copy(), np.asarray(reward, np.float64), terminated.copy(), truncated.copy()]
-        if "_final_obs" in info:
-            mask = info["_final_obs"]
-            trace += [mask.copy(), np.stack(info["final_obs"][mask])]
-    return trace
-
-
-@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-@pytest.mark.parametrize(
-    "kwargs",
-    [{}, {"explore": 9, "distractor": 30, "reward": 3, "num_apples": 22, "respawn_every": 2}],
-)
-def test_vector_twin_matches_single_envs(mode: AutoresetMode, kwargs: dict) -> None:
-    n = 5
-    steps = 2 * get_card("KeyToDoor-v0").episode_length_for(kwargs) + 9  # crosses resets
-    twin = gym.make_vec(
-        "KeyToDoor-v0", num_envs=n, vectorization_mode="vector_entry_point", autoreset_mode=mode, **kwargs
-    )
-    sync = SyncVectorEnv([lambda: gym.make("KeyToDoor-v0", **kwargs) for _ in range(n)], autoreset_mode=mode)
-    trace_a, trace_b = _rollout(twin, 11, steps), _rollout(sync, 11, steps)
-    assert len(trace_a) == len(trace_b)
-    for a, b in zip(trace_a, trace_b, strict=True):
-        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize(
