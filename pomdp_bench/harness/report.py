@@ -36,7 +36,7 @@ from pomdp_bench.harness.store import ResultStore
 _PUBLISHED_NOTES = """The memory and horizon suites were run afresh under the stop rule of issue 47: a
 run stops solved only at two evaluations three quarters of the way from the ceiling to
 the optimum, the second on 100 episodes, and it keeps its weights in the store. So
-were horizon-long's PQN cells at corridors 200 and 500, and the popgym suite (issue 52). The other horizon-long runs, and the popgym-40k and parity suites' runs, are older:
+were horizon-long's PQN cells at corridors 200 and 500, the popgym suite (issue 52), and the credit and key-to-door suites (issue 53; key-to-door has no stop rule). The other horizon-long runs, and the popgym-40k and parity suites' runs, are older:
 they stopped solved at the line itself, and their tables say so through their commits. The parity suite's runs
 are older still (0.1.0): they used the old seeding, in which copy `i` of seed `s`
 replayed copy `i - 1` of seed `s + 1` and seed `s` was evaluated on reset seeds
