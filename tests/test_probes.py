@@ -19,6 +19,7 @@ from pomdp_bench.harness.probes import (
     TrunkRecorder,
     collect_features,
     failure_class,
+    memory_blocks,
     probe_accuracy,
     probe_agent,
     probe_steps,
@@ -134,6 +135,9 @@ def test_features_are_what_the_heads_read_at_each_probed_step() -> None:
         collect_features(agent, CUE5, [7], n_episodes=4)
 
 
+ELSEWHERE = {"sb3_ppo"}  # agents that keep their memory outside our modules (sb3-contrib's LSTM)
+
+
 @pytest.mark.parametrize("name", agent_names())
 def test_every_registered_agent_with_a_memory_trunk_gets_probes(name: str) -> None:
     """From the registry, so an agent added later is probed with no change to probes.py;
@@ -144,8 +148,9 @@ def test_every_registered_agent_with_a_memory_trunk_gets_probes(name: str) -> No
     # lstm: the one kind every shipped agent takes (the sb3-contrib adapter has only it)
     agent = cls("CueRecall-v0", {"kind": "lstm", "hidden_size": 8}, env_kwargs={"delay": 2}, seed=0)
     task = cue_task("CueRecall-v0", {"delay": 2})
-    if not trunks_of(agent):
-        with pytest.raises(ValueError, match="has no memory trunk"):
+    if name in ELSEWHERE:
+        assert not trunks_of(agent)
+        with pytest.raises(ValueError, match="has no memory block to probe"):
             TrunkRecorder(agent)
         return
     result = probe_agent(agent, task, n_episodes=24)
@@ -158,3 +163,18 @@ def test_dqn_without_memory_is_probed_through_its_encoder() -> None:
     agent = cls("CueRecall-v0", "none", env_kwargs={"delay": 2}, seed=0)
     result = probe_agent(agent, cue_task("CueRecall-v0", {"delay": 2}), n_episodes=64)
     assert abs(result.accuracy - 0.25) <= 0.1
+
+
+def test_pqn_is_probed_through_its_memory_and_without_one_through_its_encoder() -> None:
+    """PQN's network has no Trunk: its head reads the memory's output, or the encoder's
+    where the memory is ``none``."""
+    cls = get_agent("pqn").load_class()
+    task = cue_task("CueRecall-v0", {"delay": 2})
+    agent = cls("CueRecall-v0", {"kind": "gru", "hidden_size": 8}, env_kwargs={"delay": 2}, seed=0)
+    (reader, encoder), *rest = memory_blocks(agent)
+    assert not rest and reader is agent.q_net.memory and encoder is agent.q_net.encoder
+    features, _ = collect_features(agent, task, [0, 3], n_episodes=8)
+    assert features[3].shape == (8, 8)
+    plain = cls("CueRecall-v0", "none", env_kwargs={"delay": 2}, seed=0)
+    result = probe_agent(plain, task, n_episodes=64)
+    assert abs(result.accuracy - 0.25) <= 0.1  # the cue is gone from what a memoryless head reads

@@ -150,7 +150,7 @@ def analyse_run(
             task = tasks[analysis]
             assert isinstance(task, (CueTask, _SuccessTask))
             if analysis == "probes" and not probes.trunks_of(agent):
-                reason = f"agent {row['spec']['agent']!r} keeps no memory trunk (agents/common/networks.Trunk) to probe"
+                reason = f"agent {row['spec']['agent']!r} keeps no memory block to probe (a Trunk, or a module with an encoder and a memory)"
                 out[analysis] = ("skipped", {}, reason)
                 continue
             try:

@@ -16,8 +16,9 @@ The probe reads what the heads read, so the observation too where it reaches the
 walks on the other keeps the cue in its position, and the probe at the junction reads it
 there: ``kept_cue_unused`` then names a cue the env state held, not the memory.
 
-Any agent whose acting step runs a ``Trunk`` gets probes, found among its modules, so
-an agent added later needs no change here. Nothing is trained but the probe: the agent
+Any agent whose acting step runs a memory block gets probes, found among its modules
+(:func:`memory_blocks`: a ``Trunk``, or a module with an ``encoder`` and a ``memory``, as
+PQN's network), so an agent added later needs no change here. Nothing is trained but the probe: the agent
 is a stored run's final weights (``ResultStore.load_agent``).
 """
 
@@ -35,6 +36,7 @@ from pomdp_bench.agents.common.networks import Trunk
 from pomdp_bench.agents.common.seeding import env_seeds
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.harness.cue_tasks import CueTask
+from pomdp_bench.memory.base import Memory
 
 PROBE_FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 """Where the probes look, as shares of the way from the cue (step 0) to the decision."""
@@ -66,23 +68,23 @@ def probe_steps(horizon: int, fractions: tuple[float, ...] = PROBE_FRACTIONS) ->
 class TrunkRecorder:
     """Records what an agent's heads read, one policy call at a time.
 
-    Inside ``with TrunkRecorder(agent) as recorder:``, every
-    :class:`~pomdp_bench.agents.common.networks.Trunk` among the agent's modules is
-    hooked; after each call of the agent's policy (``predict``), :meth:`take` returns
-    the output of the first trunk that ran in it (the actor's, or the Q network's), or,
-    for a trunk skipped as ``none`` (DQN's shortcut around an identity memory), its
-    encoder's output, which is what ``none`` outputs.
+    Inside ``with TrunkRecorder(agent) as recorder:``, every memory block among the
+    agent's modules (:func:`memory_blocks`) is hooked; after each call of the agent's
+    policy (``predict``), :meth:`take` returns the output of the first block that ran in
+    it (the actor's, or the Q network's), or, for a memory skipped as ``none`` (DQN's and
+    PQN's shortcut around an identity memory), its encoder's output, which is what
+    ``none`` outputs.
 
     Raises:
-        ValueError: (on entering) the agent has no ``Trunk``: it keeps its memory
+        ValueError: (on entering) the agent has no memory block: it keeps its memory
             elsewhere (e.g. the sb3-contrib adapter), so there is nothing to read.
     """
 
     def __init__(self, agent: Any) -> None:
-        self.trunks = trunks_of(agent)
+        self.trunks = memory_blocks(agent)
         if not self.trunks:
             raise ValueError(
-                f"agent {type(agent).__name__} has no memory trunk (agents/common/networks.Trunk) to probe"
+                f"agent {type(agent).__name__} has no memory block to probe (a Trunk, or a module with an encoder and a memory)"
             )
         self._seen: list[tuple[int, torch.Tensor]] = []  # (0 trunk / 1 encoder, output [1, B, H])
         self._handles: list[Any] = []
@@ -94,8 +96,8 @@ class TrunkRecorder:
         def on_encoder(_module: nn.Module, _inputs: Any, output: Any) -> None:
             self._seen.append((1, output.detach()))
 
-        self._handles = [t.register_forward_hook(on_trunk) for t in self.trunks]
-        self._handles += [t.encoder.register_forward_hook(on_encoder) for t in self.trunks]
+        self._handles = [reader.register_forward_hook(on_trunk) for reader, _ in self.trunks]
+        self._handles += [encoder.register_forward_hook(on_encoder) for _, encoder in self.trunks]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -117,15 +119,38 @@ class TrunkRecorder:
         return output[0] if output.dim() == 3 else output  # one step: [1, B, H] -> [B, H]
 
 
-def trunks_of(agent: Any) -> list[Trunk]:
-    """Every ``Trunk`` inside the agent's modules, each once."""
-    found: dict[int, Trunk] = {}
+def memory_blocks(agent: Any) -> list[tuple[nn.Module, nn.Module]]:
+    """Every memory block inside the agent's modules, each once, as ``(reader, encoder)``:
+    the module whose output (``(features [T, B, H], state)``) the heads read, and the
+    encoder before the memory.
+
+    A :class:`~pomdp_bench.agents.common.networks.Trunk` is its own reader (its output
+    includes the encoder's skip where it has one). Any other module with an ``encoder``
+    and a ``memory`` that is a :class:`~pomdp_bench.memory.base.Memory` (PQN's network,
+    whose head reads the memory's output) gives that memory as the reader.
+    """
+    found: dict[int, tuple[nn.Module, nn.Module]] = {}
+    inside: set[int] = set()  # memories that a Trunk already reads through
     for value in vars(agent).values():
-        if isinstance(value, nn.Module):
-            for module in value.modules():
-                if isinstance(module, Trunk):
-                    found.setdefault(id(module), module)
+        if not isinstance(value, nn.Module):
+            continue
+        for module in value.modules():
+            if isinstance(module, Trunk):
+                found.setdefault(id(module), (module, module.encoder))
+                inside.add(id(module.memory))
+    for value in vars(agent).values():
+        if not isinstance(value, nn.Module):
+            continue
+        for module in value.modules():
+            memory, encoder = getattr(module, "memory", None), getattr(module, "encoder", None)
+            if isinstance(memory, Memory) and isinstance(encoder, nn.Module) and id(memory) not in inside:
+                found.setdefault(id(memory), (memory, encoder))
     return list(found.values())
+
+
+def trunks_of(agent: Any) -> list[nn.Module]:
+    """The readers of :func:`memory_blocks`: what the agent's heads read from, each once."""
+    return [reader for reader, _ in memory_blocks(agent)]
 
 
 def collect_features(
@@ -141,7 +166,7 @@ def collect_features(
     ``i`` resets from the ``i``-th seed of ``env_seeds(seed, "evaluate", n_episodes)``.
 
     Args:
-        agent: a trained agent (``predict``, and a ``Trunk`` among its modules).
+        agent: a trained agent (``predict``, and a memory block among its modules).
         task: the env variant (its bare env, no wrappers).
         steps: steps since the cue, each in ``[0, task.horizon]``.
         n_episodes: episodes, at least 2.
@@ -152,7 +177,7 @@ def collect_features(
 
     Raises:
         ValueError: a step outside ``[0, task.horizon]``, fewer than 2 episodes, or an
-            agent without a ``Trunk``.
+            agent without a memory block.
     """
     if n_episodes < 2:
         raise ValueError(f"n_episodes must be >= 2, got {n_episodes!r}")
