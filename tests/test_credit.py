@@ -208,7 +208,13 @@ def test_credit_heatmaps_draw_a_panel_per_kind(tmp_path) -> None:
 def test_pays_late_marks_the_variants_with_a_reward_delay() -> None:
     frame = pd.DataFrame(
         {
-            "env_id": ["CueRecall-v0", "CueRecall-v0", "CueRecall-v0", "TMaze-v1", "popgym-RepeatFirstEasy-v0"],
+            "env_id": [
+                "CueRecall-v0",
+                "CueRecall-v0",
+                "CueRecall-v0",
+                "TMaze-v1",
+                "popgym-RepeatFirstEasy-v0",
+            ],
             "env_kwargs": [_kwargs(5, 0), _kwargs(5, 20), '{"delay":5,"reward_delay":0}', "{}", "{}"],
         }
     )
