@@ -220,3 +220,17 @@ def test_pays_late_marks_the_variants_with_a_reward_delay() -> None:
     )
     assert pays_late(frame).tolist() == [False, True, False, False, False]
     assert pays_late(frame.iloc[:0]).tolist() == []
+
+
+def test_the_credit_suite_crosses_the_lengths_with_pieces_that_cover_the_episode() -> None:
+    from pomdp_bench.harness.suites import expand, load_suite
+
+    specs = expand(load_suite("credit"), seeds=1)
+    grid = {(s.memory_kind, s.env_kwargs["delay"], s.env_kwargs.get("reward_delay", 0)) for s in specs}
+    kinds = ("gru", "lstm", "transformer", "lru")
+    assert grid == {(k, d, r) for k in kinds for d in (5, 20, 50) for r in (0, 20, 50)}
+    for s in specs:
+        episode = s.env_kwargs["delay"] + 2 + s.env_kwargs.get("reward_delay", 0)
+        assert s.bptt_length >= episode, s.label()  # memory never cuts the credit path
+        if s.memory_kind == "transformer":
+            assert s.memory["window"] == s.bptt_length, s.label()
