@@ -108,3 +108,12 @@ def test_a_card_whose_success_kwargs_name_no_kwarg_is_refused() -> None:
         ValueError, match=r"success_kwargs names \['door_reward'\], not among the card's kwargs"
     ):
         read_card({**data, "success_kwargs": {"door_reward": 1.0}})
+
+
+def test_a_card_without_a_success_measure_carries_no_success_field() -> None:
+    """A field added later stays out of carried card data while empty, so the run keys of
+    outside envs' specs (which carry their card) do not change."""
+    from pomdp_bench.envs.cards import card_data, implicit_card
+
+    assert "success_kwargs" not in card_data(implicit_card("Outside-v0", {"optimal_return": 1.0}))
+    assert card_data(get_card("KeyToDoor-v0"))["success_kwargs"] == {"apple_reward": 0.0, "final_reward": 1.0}

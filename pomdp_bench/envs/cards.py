@@ -212,6 +212,8 @@ def implicit_card(env_id: str, given: Mapping[str, Any] | None = None) -> EnvCar
 def card_data(card: EnvCard) -> dict[str, Any]:
     """``card`` as plain data (what a run spec carries), NaN written as None."""
     data = asdict(card)
+    if not data["success_kwargs"]:  # added later: absent when empty, so older specs keep their keys
+        del data["success_kwargs"]
     for name in ("optimal_return", "ff_ceiling"):
         if isinstance(data[name], float) and math.isnan(data[name]):
             data[name] = None

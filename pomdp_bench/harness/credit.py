@@ -93,9 +93,9 @@ def _credit_length(env_id: str, env_kwargs: str) -> float:
 def pays_late(frame: pd.DataFrame) -> np.ndarray:
     """``[rows]`` bool: the row's env variant (``env_id``, ``env_kwargs``) pays its reward
     after a credit length above 0. The horizon limit leaves these out: it measures memory
-    with the reward at the decision."""
-    if frame.empty:
-        return np.zeros(0, dtype=bool)
+    with the reward at the decision. A frame without ``env_kwargs`` pays nothing late."""
+    if frame.empty or "env_kwargs" not in frame:
+        return np.zeros(len(frame), dtype=bool)
     lengths = {
         (e, k): _credit_length(e, k)
         for e, k in frame[["env_id", "env_kwargs"]].drop_duplicates().itertuples(index=False)
