@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of
+from pomdp_bench.harness.statistics import censored_steps
 
 CREDIT_KWARG = "reward_delay"
 """The env keyword that sets the credit length (cue recall's)."""
@@ -90,21 +91,24 @@ def _credit_length(env_id: str, env_kwargs: str) -> float:
     return math.nan if value is None else float(value)
 
 
+def _credit_lengths(frame: pd.DataFrame) -> np.ndarray:
+    """``[rows]`` float: each row's credit length (its env variant's ``reward_delay``),
+    NaN where the env takes none or is unknown here, or the frame has no ``env_kwargs``."""
+    if frame.empty or "env_kwargs" not in frame:
+        return np.full(len(frame), math.nan)
+    pairs = frame[["env_id", "env_kwargs"]].drop_duplicates()
+    lengths = {(e, k): _credit_length(e, k) for e, k in pairs.itertuples(index=False) if _known_env(e)}
+    return np.array(
+        [lengths.get((e, k), math.nan) for e, k in zip(frame["env_id"], frame["env_kwargs"], strict=True)],
+        dtype=np.float64,
+    )
+
+
 def pays_late(frame: pd.DataFrame) -> np.ndarray:
     """``[rows]`` bool: the row's env variant (``env_id``, ``env_kwargs``) pays its reward
     after a credit length above 0. The horizon limit leaves these out: it measures memory
     with the reward at the decision. A frame without ``env_kwargs`` pays nothing late."""
-    if frame.empty or "env_kwargs" not in frame:
-        return np.zeros(len(frame), dtype=bool)
-    lengths = {
-        (e, k): _credit_length(e, k)
-        for e, k in frame[["env_id", "env_kwargs"]].drop_duplicates().itertuples(index=False)
-        if _known_env(e)
-    }
-    return np.array(
-        [lengths.get((e, k), 0.0) > 0 for e, k in zip(frame["env_id"], frame["env_kwargs"], strict=True)],
-        dtype=bool,
-    )
+    return np.nan_to_num(_credit_lengths(frame), nan=0.0) > 0
 
 
 def _with_lengths(frame: pd.DataFrame) -> pd.DataFrame:
@@ -112,12 +116,7 @@ def _with_lengths(frame: pd.DataFrame) -> pd.DataFrame:
     kinds trained at two or more credit lengths of one env and agent."""
     if frame.empty:
         return frame.assign(memory_length=pd.Series(dtype=float), credit_length=pd.Series(dtype=float))
-    pairs = frame[["env_id", "env_kwargs"]].drop_duplicates()
-    lengths = {(e, k): _credit_length(e, k) for e, k in pairs.itertuples(index=False) if _known_env(e)}
-    credit = [
-        lengths.get((e, k), math.nan) for e, k in zip(frame["env_id"], frame["env_kwargs"], strict=True)
-    ]
-    frame = frame.assign(memory_length=frame["horizon"].astype(float), credit_length=credit)
+    frame = frame.assign(memory_length=frame["horizon"].astype(float), credit_length=_credit_lengths(frame))
     frame = frame[frame["credit_length"].notna()]
     spread = frame.groupby(["env_id", "agent", "memory"])["credit_length"].transform("nunique")
     return frame[spread >= 2]
@@ -228,12 +227,7 @@ def credit_model(runs: pd.DataFrame) -> pd.DataFrame:
     frame = frame[(frame["status"] == "ok") & (frame["stop_reason"].fillna("") != "")]
     rows = []
     for (env_id, agent, memory), group in frame.groupby(["env_id", "agent", "memory"], sort=True):
-        solved = group["steps_to_solve"].notna().to_numpy()
-        steps = np.where(
-            solved,
-            group["steps_to_solve"].astype("float64").fillna(0).to_numpy(),
-            group["timesteps"].astype("float64").to_numpy(),
-        )
+        steps, solved = censored_steps(group)
         row: dict[str, Any] = {
             "env_id": env_id,
             "agent": agent,

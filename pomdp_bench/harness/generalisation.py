@@ -87,11 +87,21 @@ def evaluate_at(
         ``[n_episodes]`` float64 undiscounted returns.
     """
     scaled = task.scaled(factor)
+    return fresh_returns(agent, scaled.env_id, scaled.env_kwargs, n_episodes, seed)
+
+
+def fresh_returns(
+    agent: Any, env_id: str, env_kwargs: dict[str, Any], n_episodes: int, seed: int
+) -> np.ndarray:
+    """Returns of ``agent`` on ``n_episodes`` fresh episodes of ``env_id`` with ``env_kwargs``:
+    deterministic, from a fresh memory (``Agent.evaluate``), on copies of the env with the
+    agent's wrappers, reset from seeds split from ``seed``.
+
+    Returns:
+        ``[n_episodes]`` float64 undiscounted returns.
+    """
     env = make_vector_env(
-        scaled.env_id,
-        min(n_episodes, _MAX_COPIES),
-        wrappers=getattr(agent, "env_wrappers", ()) or (),
-        **scaled.env_kwargs,
+        env_id, min(n_episodes, _MAX_COPIES), wrappers=getattr(agent, "env_wrappers", ()) or (), **env_kwargs
     )
     try:
         return np.asarray(agent.evaluate(n_episodes, env=env, seed=seed), dtype=np.float64)

@@ -512,18 +512,11 @@ def credit_heatmaps(credit: pd.DataFrame, suite: str, out: Path) -> list[Path]:
             squeeze=False,
         )
         for i, (ax, memory) in enumerate(zip(axes[0], kinds, strict=True)):
-            kind = group[group["memory"] == memory]
-            rate = kind.pivot_table(index="memory_length", columns="credit_length", values="solved_fraction")
-            rate = rate.reindex(index=rows, columns=columns)
-            labels = rate.copy().astype(object)
-            for r in rows:
-                for c in columns:
-                    cell = kind[(kind["memory_length"] == r) & (kind["credit_length"] == c)]
-                    labels.loc[r, c] = (
-                        ""
-                        if cell.empty
-                        else f"{cell['solved_fraction'].iloc[0]:.1f}\n{_steps_text(cell['steps_to_solve'].iloc[0])}"
-                    )
+            kind = group[group["memory"] == memory].drop_duplicates(["memory_length", "credit_length"])
+            table = kind.set_index(["memory_length", "credit_length"])
+            rate = table["solved_fraction"].unstack().reindex(index=rows, columns=columns)
+            steps = table["steps_to_solve"].unstack().reindex(index=rows, columns=columns)
+            labels = (rate.map(lambda v: f"{v:.1f}") + "\n" + steps.map(_steps_text)).where(rate.notna(), "")
             sns.heatmap(
                 rate.astype(float),
                 annot=labels.to_numpy(),

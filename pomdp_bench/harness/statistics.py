@@ -304,6 +304,15 @@ def censored_median(durations: np.ndarray, observed: np.ndarray) -> tuple[float,
     return tuple(v if math.isfinite(v) else math.nan for v in values)  # type: ignore[return-value]
 
 
+def censored_steps(runs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps [n], solved [n])`` of runs under a stop rule (columns of the runs table):
+    the env steps to solve, or for a run that did not solve, the steps it trained
+    (right-censored there), and whether it solved."""
+    solved = runs["steps_to_solve"].notna().to_numpy()
+    trained = runs["timesteps"].astype("float64").to_numpy()
+    return np.where(solved, runs["steps_to_solve"].astype("float64").fillna(0).to_numpy(), trained), solved
+
+
 def solve_statistics(runs: pd.DataFrame) -> dict[str, Any]:
     """Steps- and seconds-to-solve of a cell's finished runs (columns of the runs table).
 
@@ -323,9 +332,8 @@ def solve_statistics(runs: pd.DataFrame) -> dict[str, Any]:
             steps_to_solve_ci_high=math.nan,
             seconds_to_solve=math.nan,
         )
-    solved = ruled["steps_to_solve"].notna().to_numpy()
+    steps, solved = censored_steps(ruled)
     trained = ruled["timesteps"].astype("float64").to_numpy()
-    steps = np.where(solved, ruled["steps_to_solve"].astype("float64").fillna(0).to_numpy(), trained)
     train_seconds = trained / ruled["steps_per_second"].astype("float64").to_numpy()
     seconds = np.where(
         solved, ruled["seconds_to_solve"].astype("float64").fillna(0).to_numpy(), train_seconds

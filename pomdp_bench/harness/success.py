@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
 from pomdp_bench.envs.cards import card_of
-from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.harness.generalisation import fresh_returns
 
 SUCCESS_SEED = 2**40 + 3
 """Root of the evaluation episodes' reset seeds: far above any run's agent seed, and
@@ -24,8 +22,6 @@ apart from the generalisation analysis' (``2**40 + 1``)."""
 
 DEFAULT_EPISODES = 100
 """Fresh episodes per run."""
-
-_MAX_COPIES = 32
 
 
 def success_kwargs(env_id: str, card: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -84,13 +80,7 @@ def evaluate_success(
             nor 1 (the card's ``success_kwargs`` do not make it a success flag).
     """
     kwargs = {**(env_kwargs or {}), **success_kwargs(env_id, card)}
-    env = make_vector_env(
-        env_id, min(n_episodes, _MAX_COPIES), wrappers=getattr(agent, "env_wrappers", ()) or (), **kwargs
-    )
-    try:
-        returns = np.asarray(agent.evaluate(n_episodes, env=env, seed=seed), dtype=np.float64)
-    finally:
-        env.close()
+    returns = fresh_returns(agent, env_id, kwargs, n_episodes, seed)
     odd = returns[(returns != 0.0) & (returns != 1.0)]
     if len(odd):
         raise ValueError(
