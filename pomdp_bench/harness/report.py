@@ -64,6 +64,10 @@ truth: every file here is rebuilt from it, and every published run key resolves 
 with the run's weights where it was trained after issue 47. `bash
 scripts/publish_leaderboards.sh` resumes it (finished runs are skipped) and
 regenerates everything here, and the docs' results pages.
+
+`pending/<suite>/results.sqlite` holds finished runs of a suite not yet published, so
+that a later sweep resumes from them (`--results leaderboards/pending/<suite>`). Nothing
+here is built from them.
 """
 
 _README_HEAD = """# Leaderboards
