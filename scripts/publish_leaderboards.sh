@@ -4,13 +4,13 @@
 #   bash scripts/publish_leaderboards.sh              # all suites, then the report
 #   bash scripts/publish_leaderboards.sh memory       # only these suites, then the report
 #
-# The runs go into the committed store leaderboards/store/results.sqlite, keyed by
-# the hash of their full spec: finished runs are skipped, so rerunning after an
-# interruption (or on a store pulled from git) trains only what is missing, and a
-# store that already holds every run only regenerates the CSVs and figures.
-# To start truly from scratch, delete leaderboards/store/ first.
+# The runs go into leaderboards/store, the local index of the published records
+# (leaderboards/records, docs/reproducibility.md), keyed by the hash of their full spec:
+# finished runs are skipped, so rerunning after an interruption (or on a fresh clone,
+# whose index is built from the records) trains only what is missing. The report step
+# then writes the suites' runs as records (each written once) and their weight files.
 # To publish one suite measured afresh (a clean wall time), run it into an empty
-# store and copy it over that suite's runs in the committed one:
+# store and copy it over that suite's runs in the index:
 #   python -m pomdp_bench.run --suite memory --results /tmp/fresh --no-report
 #   python -c "from pomdp_bench.harness.store import ResultStore as S; S('leaderboards/store').replace_suite('memory', S('/tmp/fresh'))"
 #   python -m pomdp_bench.report --results leaderboards/store --leaderboards leaderboards --published

@@ -201,7 +201,7 @@ def test_bad_input_names_the_value_and_what_is_valid(analysed, capsys) -> None:
 
 def test_a_store_before_analyses_reads_unchanged_and_gains_the_table_when_written(tmp_path) -> None:
     with ResultStore(tmp_path) as store:
-        assert store.version == STORE_VERSION == 4
+        assert store.version == STORE_VERSION == 5
     with sqlite3.connect(tmp_path / "results.sqlite") as conn:
         conn.execute("DROP TABLE analyses")
         conn.execute("PRAGMA user_version = 3")

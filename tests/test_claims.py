@@ -376,16 +376,6 @@ def test_an_old_store_is_read_unchanged_and_migrated_on_its_first_write(tmp_path
     assert sorted(r[0] for r in query(tmp_path, "SELECT key FROM runs")) == sorted(["k0", spec.key()])
 
 
-def test_reading_the_published_store_leaves_it_unchanged() -> None:
-    path = ROOT / "leaderboards" / "store" / "results.sqlite"
-    if not path.is_file():
-        pytest.skip("no published store")
-    before = path.read_bytes()
-    with ResultStore(path.parent) as store:
-        assert store.suites() and store.rows(store.suites()[0])
-    assert path.read_bytes() == before
-
-
 def _refused(tmp_path: Path, content: bytes, match: str) -> None:
     path = tmp_path / "results.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)

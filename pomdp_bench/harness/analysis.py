@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pomdp_bench.harness import generalisation, probes, provenance, success
+from pomdp_bench.harness import generalisation, probes, provenance, success, weight_files
 from pomdp_bench.harness.cue_tasks import CueTask, cue_task
 from pomdp_bench.harness.store import ResultStore
 
@@ -228,6 +228,14 @@ def analyse_store(
             summary.already += len(chosen) - len(left)
             if left:
                 todo.append((key, left))
+        if store.published is not None:  # published weights not fetched: say so, store nothing
+            absent = weight_files.missing(store.published.weights, [key for key, _ in todo])
+            if absent:
+                raise ValueError(
+                    f"the published weights of {len(absent)} run(s) to analyse are not in "
+                    f"{store.published.weights} (e.g. {absent[0]}); get them with "
+                    f"`python -m pomdp_bench.weights fetch --results {results}`"
+                )
         for key, left in tqdm(todo, desc="analyse", unit="run", disable=not progress):
             for analysis, (status, value, error) in analyse_run(store, rows[key], left, settings).items():
                 store.write_analysis(key, analysis, status, value, error, git_commit=commit, machine=host)
@@ -295,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (Path(args.results) / "results.sqlite").is_file():
+    if not any((Path(args.results) / name).is_file() for name in ("results.sqlite", "published.json")):
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")
     if args.threads < 1:
         parser.error(f"--threads must be >= 1, got {args.threads}")

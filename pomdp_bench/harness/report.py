@@ -28,6 +28,7 @@ import pandas as pd
 from pomdp_bench.envs.cards import card_of, current_env_id
 from pomdp_bench.harness import credit as credit_tables
 from pomdp_bench.harness import html_page, leaderboard, plots, popgym_reference, references, results_pages
+from pomdp_bench.harness.published import POINTER_FILE, publish
 from pomdp_bench.harness.store import ResultStore
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
@@ -59,11 +60,14 @@ and carrying its own command, commit and per-seed rows, or its machine and commi
 (`reference/popgym2023_mmer.csv`: typed from the paper, an input, not generated), and
 `popgym_reference_tau.csv` holds Kendall's tau between the two orders of the kinds.
 
-The results store behind the suite tables is `store/results.sqlite`, the source of
-truth: every file here is rebuilt from it, and every published run key resolves in it,
-with the run's weights where it was trained after issue 47. `bash
+The published runs are text records written once, the source of truth: `records/runs/`
+holds one JSON file per run, and `records/suites/<suite>.json` names a suite's records.
+Every file here is rebuilt from them, and every published run key resolves in them.
+`weights/` holds each run's weights, where it was trained after issue 47, with their
+`manifest.csv` (`python -m pomdp_bench.weights fetch` gets missing files). `store/` is the
+local index of the records, git-ignored and rebuilt from them on first use. `bash
 scripts/publish_leaderboards.sh` resumes it (finished runs are skipped) and
-regenerates everything here, and the docs' results pages.
+regenerates everything here, the records, and the docs' results pages.
 
 `pending/<suite>/results.sqlite` holds finished runs of a suite not yet published, so
 that a later sweep resumes from them (`--results leaderboards/pending/<suite>`). Nothing
@@ -391,7 +395,9 @@ def write_reports(
     docs: str | Path | None = None,
 ) -> list[Path]:
     """Regenerate everything for ``suites`` (default: every suite in the store) into
-    ``out``; ``published`` adds the project's notes (scripts/publish_leaderboards.sh);
+    ``out``; ``published`` adds the project's notes (scripts/publish_leaderboards.sh)
+    and, where ``results`` is the index of published records, publishes the suites'
+    runs as records and weight files (:func:`~pomdp_bench.harness.published.publish`);
     ``docs``: a folder for each suite's results page too (:mod:`results_pages`).
 
     Raises:
@@ -420,6 +426,8 @@ def write_reports(
         paths.append(html_page.write_page(pages, out))
         if docs is not None:
             paths += write_docs_pages(pages, tables, out, Path(docs), names)
+        if published and store.published is not None:
+            publish(store, names, store.published)
     return paths
 
 
@@ -543,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (Path(args.results) / "results.sqlite").is_file():
+    if not any((Path(args.results) / name).is_file() for name in ("results.sqlite", POINTER_FILE)):
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")
     target = Path(args.leaderboards) if args.leaderboards else Path(args.results) / "leaderboards"
     try:

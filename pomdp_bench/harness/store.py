@@ -35,7 +35,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+from pomdp_bench.harness import weight_files
 from pomdp_bench.harness.provenance import now
+from pomdp_bench.harness.published import PublishedFolders, sync
 from pomdp_bench.harness.spec import RunResult, RunSpec
 
 _SCHEMA = """
@@ -93,6 +95,18 @@ CREATE TABLE IF NOT EXISTS analyses (
     created_at TEXT NOT NULL,
     PRIMARY KEY (key, analysis)
 );
+CREATE TABLE IF NOT EXISTS published_records (
+    file TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS published_suite_runs (
+    suite TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (suite, key)
+);
+CREATE TABLE IF NOT EXISTS published_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS claims (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -103,13 +117,15 @@ CREATE TABLE IF NOT EXISTS claims (
 
 STORE_FILENAME = "results.sqlite"
 
-STORE_VERSION = 4
+STORE_VERSION = 5
 """The store layout this package writes (``PRAGMA user_version``). 0: a store from
 before the marker (runs, curves, sweeps, suite_runs); 1: adds ``claims``; 2: adds
 ``suite_cells`` (the cells a suite declared when it was last swept); 3: adds
 ``weights`` (each run's agent save, see :meth:`ResultStore.load_agent`); 4: adds
 ``analyses`` (what an analysis of a run's trained agent found, see
-:meth:`ResultStore.write_analysis`)."""
+:meth:`ResultStore.write_analysis`); 5: adds ``published_records``, ``published_suite_runs``
+and ``published_meta`` (what the index of published records imported, see
+:mod:`pomdp_bench.harness.published`)."""
 
 ANALYSIS_STATUSES = ("ok", "failed", "skipped")
 """How an analysis of a run ended: ``ok`` (its value is stored), ``failed`` (an error,
@@ -215,6 +231,9 @@ class ResultStore:
 
     Opening checks the file and reads it only: a new (missing or empty) file gets the
     current layout at once, an older layout is migrated when this store first writes.
+    A folder holding ``published.json`` is the index of the published records
+    (:mod:`pomdp_bench.harness.published`): opening it first imports the records it
+    lacks, and :meth:`load_agent` reads the published weight files.
 
     Args:
         out: the output folder (created if missing).
@@ -225,6 +244,8 @@ class ResultStore:
     Raises:
         StoreError: the file is not a pomdp-bench results store, is damaged, or was
             written by a newer pomdp-bench (the message names the file and what to do).
+        RecordError: a published record or suite index is damaged or of a newer layout
+            (the readable ones are imported first).
     """
 
     def __init__(
@@ -248,6 +269,21 @@ class ResultStore:
             raise
         if self.version is None:  # a new store
             self._migrate()
+        self.published = PublishedFolders.of_store(out)
+        if self.published is not None:
+            try:
+                self._migrate()
+                sync(self, self.published.records)
+            except BaseException:
+                self.close()
+                raise
+
+    def _published_fingerprint(self) -> str | None:
+        """The digest of the suite indexes this store last imported in full (None: never)."""
+        if not self._has_table("published_meta"):
+            return None
+        row = self._conn.execute("SELECT value FROM published_meta WHERE name = 'fingerprint'").fetchone()
+        return None if row is None else str(row[0])
 
     def _read_version_retrying(self, attempts: int = 5) -> int | None:
         """:meth:`_read_version`, retried on a transient I/O error: another process may be
@@ -418,12 +454,21 @@ class ResultStore:
             self._conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self.owner))
 
     def weights(self, key: str) -> bytes | None:
-        """The agent save stored with run ``key`` (``Agent.save``'s archive), or None:
-        no such run, a failed one, or one stored before runs kept their weights."""
-        if not self._has_table("weights"):
-            return None
-        row = self._conn.execute("SELECT save FROM weights WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+        """The agent save of run ``key`` (``Agent.save``'s archive): the one stored in this
+        file, else the published weight file (checked against its manifest), else None:
+        no such run, a failed one, one stored before runs kept their weights, or a
+        published save not fetched yet (:meth:`load_agent` says which).
+
+        Raises:
+            WeightsError: a published file that does not match its manifest.
+        """
+        if self._has_table("weights"):
+            row = self._conn.execute("SELECT save FROM weights WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return bytes(row[0])
+        if self.published is not None:
+            return weight_files.local_weights(self.published.weights, key)
+        return None
 
     def load_agent(self, key: str, device: str = "cpu") -> Any:
         """The trained agent of run ``key``, rebuilt from its stored weights with its
@@ -446,6 +491,15 @@ class ResultStore:
         if row is None:
             raise KeyError(f"no run {key!r} in {self.path}")
         save = self.weights(key)
+        if (
+            save is None
+            and self.published is not None
+            and weight_files.missing(self.published.weights, [key])
+        ):
+            raise ValueError(
+                f"the published weights of run {key!r} are not in {self.published.weights}; get them with "
+                f"`python -m pomdp_bench.weights fetch --results {self.path.parent}`"
+            )
         if save is None:
             raise ValueError(
                 f"run {key!r} in {self.path} has no stored weights (it failed, or was stored "
