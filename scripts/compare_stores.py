@@ -15,9 +15,9 @@ import argparse
 
 import pandas as pd
 
-from pomdp_bench.harness import leaderboard
-from pomdp_bench.harness.report import suite_tables
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.reporting import leaderboard
+from pomdp_bench.reporting.report import suite_tables
 
 SHOWN = ["n_seeds", "solved_fraction", "return_mean", "return_ci_low", "return_ci_high", "learned", "machine"]
 

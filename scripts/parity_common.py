@@ -14,7 +14,7 @@ import torch
 
 import pomdp_bench
 from pomdp_bench.harness.provenance import git_commit
-from pomdp_bench.harness.statistics import interval as mean_interval
+from pomdp_bench.reporting.statistics import interval as mean_interval
 
 
 class Timer:

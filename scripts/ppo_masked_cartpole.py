@@ -42,9 +42,9 @@ from scipy import stats
 import pomdp_bench
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.harness.provenance import git_commit
-from pomdp_bench.harness.statistics import iqm_interval
 from pomdp_bench.harness.suites import agent_hyperparams
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig
+from pomdp_bench.reporting.statistics import iqm_interval
 
 ENV_ID = "MaskedCartPole-v0"
 ENV_KWARGS = {"obs_layout": "zeroed"}

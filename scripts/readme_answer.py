@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from pomdp_bench.harness import references
 from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.reporting import references
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = "leaderboards/horizon_horizon.csv"

@@ -33,7 +33,7 @@ from pomdp_bench.agents.sac import SAC
 from pomdp_bench.data import data_dir
 from pomdp_bench.envs.cards import get_card
 from pomdp_bench.harness.provenance import git_commit
-from pomdp_bench.harness.statistics import interval, two_level_interval
+from pomdp_bench.reporting.statistics import interval, two_level_interval
 
 ENV_ID = "MaskedPendulum-v0"
 COMMAND = "python scripts/sac_masked_pendulum.py"

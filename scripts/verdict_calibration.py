@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from verdict_families import FAMILIES, NULL_FAMILIES, POWER_FAMILIES, floor_rate
 
-from pomdp_bench.harness import statistics
+from pomdp_bench.reporting import statistics
 
 SEEDS = (5, 10, 20)
 EPISODES = (32, 100)

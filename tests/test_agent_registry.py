@@ -23,6 +23,7 @@ from pomdp_bench.harness.suites import expand, load_suite, suite_imports
 from pomdp_bench.harness.tuning import sample_settings
 
 HARNESS = Path(pomdp_bench.__file__).parent / "harness"
+REPORTING = Path(pomdp_bench.__file__).parent / "reporting"
 
 
 def test_shipped_agents_are_registered_with_their_classes() -> None:
@@ -52,11 +53,11 @@ def test_unknown_and_malformed_agents_are_refused_naming_the_registered_ones() -
 
 
 def test_no_harness_module_names_an_agent() -> None:
-    """No comparison with, or table keyed by, an agent's name in harness code (a default
-    such as ``--agent ppo`` is fine)."""
+    """No comparison with, or table keyed by, an agent's name in harness or reporting code
+    (a default such as ``--agent ppo`` is fine)."""
     names = set(agent_names())
     found = []
-    for path in HARNESS.glob("*.py"):
+    for path in [*HARNESS.glob("*.py"), *REPORTING.glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Compare):
                 for side in [node.left, *node.comparators]:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness import analysis, leaderboard, probes, run
-from pomdp_bench.harness.report import write_reports
+from pomdp_bench.harness import analysis, probes, run
 from pomdp_bench.harness.store import STORE_VERSION, ResultStore
+from pomdp_bench.reporting import leaderboard
+from pomdp_bench.reporting.report import write_reports
 
 SMALL = ["--probe-episodes", "32", "--eval-episodes", "8", "--no-progress"]
 

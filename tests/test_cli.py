@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pomdp_bench.harness import analysis, migrations, report, run, tuning
+from pomdp_bench.harness import analysis, migrations, run, tuning
 from pomdp_bench.harness.suites import expand, load_suite, parse_env_kwargs
+from pomdp_bench.reporting import report
 
 ROOT = Path(__file__).resolve().parent.parent
 PARSERS = {

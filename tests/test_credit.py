@@ -1,4 +1,4 @@
-"""The credit table and its model (harness/credit.py), on simulated runs whose truth is known.
+"""The credit table and its model (reporting/credit.py), on simulated runs whose truth is known.
 
 Runs are simulated from the model itself: log(steps to solve) = log(1e5) + log(r_m) m / 10 +
 log(r_c) c / 10 + 0.5 G, with G a standard minimum-Gumbel draw (so steps are Weibull), at
@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness import plots
-from pomdp_bench.harness.credit import (
+from pomdp_bench.reporting import plots
+from pomdp_bench.reporting.credit import (
     CREDIT_COLUMNS,
     MODEL_COLUMNS,
     credit_frame,

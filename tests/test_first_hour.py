@@ -15,9 +15,10 @@ import yaml
 
 from pomdp_bench import PPO, SAC, PPOSettings, SACSettings
 from pomdp_bench.envs.cards import is_shipped, load_cards
-from pomdp_bench.harness import leaderboard, report, run
+from pomdp_bench.harness import run
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.reporting import leaderboard, report
 
 ROOT = Path(__file__).resolve().parent.parent
 

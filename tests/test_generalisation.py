@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pomdp_bench.agents.ppo import PPO
+from pomdp_bench.harness import generalisation
 from pomdp_bench.harness.cue_tasks import cue_task
 from pomdp_bench.harness.generalisation import (
     GeneralisationResult,
@@ -16,6 +17,7 @@ from pomdp_bench.harness.generalisation import (
     limited_by,
     memory_reach,
 )
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 
 CUE5 = cue_task("CueRecall-v0", {"delay": 5})
 
@@ -53,6 +55,14 @@ def test_the_reach_of_windowed_kinds() -> None:
     assert [limited_by(window8, CUE5.scaled(f)) for f in (1, 2, 4)] == ["", "window", "window"]
     assert [limited_by(two_layers, CUE5.scaled(f)) for f in (1, 2, 4)] == ["", "", "window"]
     assert limited_by("lstm", CUE5.scaled(4)) == ""
+
+
+def test_each_kind_says_what_it_sees_of_the_past() -> None:
+    """The reach is the kind's own (``Memory.visible_past``): only the windowed kinds
+    bound it, and the analysis keeps no table of kinds."""
+    bounded = {k for k in MEMORY_KINDS if memory_class(k).visible_past(MemoryConfig.from_any(k)) is not None}
+    assert bounded == {"framestack", "transformer", "gtrxl"}
+    assert not hasattr(generalisation, "_WINDOWED")
 
 
 def _trained_gru() -> PPO:

@@ -21,13 +21,14 @@ import pytest
 from synthetic_rows import stored_row
 
 from pomdp_bench.envs.cards import get_card
-from pomdp_bench.harness import leaderboard, migrations, run, statistics
-from pomdp_bench.harness.report import suite_tables, write_reports
+from pomdp_bench.harness import migrations, run
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.harness.suites import TIME_KINDS, available_suites, expand, load_suite
 from pomdp_bench.harness.training import build_agent, execute
 from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.reporting import leaderboard, statistics
+from pomdp_bench.reporting.report import suite_tables, write_reports
 
 TINY_PPO = {"n_envs": 4, "n_steps": 8, "num_minibatches": 2, "n_epochs": 1}
 
@@ -543,7 +544,7 @@ def test_the_horizon_limit_is_censored_when_nothing_longer_was_tried() -> None:
 
 
 def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_path) -> None:
-    from pomdp_bench.harness import plots
+    from pomdp_bench.reporting import plots
 
     cells = _horizon_cells([(10, True, "solved 5", 2e4, 3e5), (20, True, "solved 5", 2e5, 6e5)])
     cells["steps_to_solve_ci_low"] = cells["steps_to_solve"] / 2
@@ -555,7 +556,7 @@ def test_the_solve_cost_figure_draws_cells_with_a_median_and_skips_the_rest(tmp_
 
 
 def test_the_convergence_line_counts_cells_and_names_the_capped_ones() -> None:
-    from pomdp_bench.harness.report import convergence_line
+    from pomdp_bench.reporting.report import convergence_line
 
     rows = []
     for memory, reasons, gains in (

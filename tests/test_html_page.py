@@ -23,9 +23,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness import html_page, report
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.reporting import html_page, report
 
 SUITE = "mine"
 # (env_id, env_kwargs, horizon, memory, bptt_length) -> final return of each of 5 seeds

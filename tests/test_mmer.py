@@ -1,4 +1,4 @@
-"""POPGym's MMER (pomdp_bench.harness.mmer) on simulated logs whose truth is known, and
+"""POPGym's MMER (pomdp_bench.reporting.mmer) on simulated logs whose truth is known, and
 as the leaderboards' columns."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from pomdp_bench.harness.mmer import POPGYM_ITERATION_STEPS, iteration_means, mmer
+from pomdp_bench.harness.train_curve import POPGYM_ITERATION_STEPS, iteration_means
+from pomdp_bench.reporting.mmer import mmer
 
 
 def _log(per_iteration: list[list[float]], steps: int = 1000) -> list[tuple[int, float, int]]:

@@ -18,11 +18,12 @@ from synthetic_rows import stored_row
 from pomdp_bench.agents.ppo import PPO
 from pomdp_bench.envs.cards import card_data, implicit_card
 from pomdp_bench.envs.wrappers import check_wrappers
-from pomdp_bench.harness import leaderboard, run
+from pomdp_bench.harness import run
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import solve_threshold
 from pomdp_bench.harness.suites import env_source, expand, load_suite
 from pomdp_bench.harness.training import execute
+from pomdp_bench.reporting import leaderboard
 
 HAS_POPGYM = importlib.util.find_spec("popgym") is not None
 # Small PPO settings for a two-step task: a run of 3k steps takes a second or two.

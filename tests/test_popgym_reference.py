@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness.popgym_reference import (
+from pomdp_bench.reporting.popgym_reference import (
     KIND_OF_MODEL,
     REFERENCE_COLUMNS,
     comparison_table,
@@ -114,17 +114,17 @@ def test_the_shipped_reference_file_reads() -> None:
 
 def test_report_writes_the_table_the_tau_and_the_figure(tmp_path: Path) -> None:
     scores = {"RepeatFirst": [-0.5, 0.0, 0.9, 0.8, 0.7, 0.6], "Autoencode": [-0.5, -0.4, 0.2, 0.1, 0.0, -0.1]}
-    _cells(scores).assign(suite="popgym").to_csv(tmp_path / "popgym.csv", index=False)
+    cells = _cells(scores).assign(suite="popgym")
     (tmp_path / "reference").mkdir()
     _reference(scores).to_csv(tmp_path / "reference" / "popgym2023_mmer.csv", index=False)
-    paths = write_comparison(tmp_path)
+    paths = write_comparison(tmp_path, cells)
     assert [p.name for p in paths] == [
         "popgym_reference.csv",
         "popgym_reference_tau.csv",
         "popgym_reference.svg",
     ]
     assert pd.read_csv(paths[1])["tau"].iloc[0] == pytest.approx(1.0)
-    assert write_comparison(tmp_path / "nothing") == []
+    assert write_comparison(tmp_path / "nothing", None) == []  # no popgym suite written
 
 
 def test_the_cost_table_sums_worker_hours_per_env_and_kind() -> None:

@@ -11,14 +11,11 @@ import torch
 
 from pomdp_bench.agents.registry import agent_names, get_agent
 from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.harness.analysis_records import KEPT_CUE_UNUSED, LOST_CUE, OTHER, failure_class
 from pomdp_bench.harness.cue_tasks import cue_task
 from pomdp_bench.harness.probes import (
-    KEPT_CUE_UNUSED,
-    LOST_CUE,
-    OTHER,
     TrunkRecorder,
     collect_features,
-    failure_class,
     memory_blocks,
     probe_accuracy,
     probe_agent,

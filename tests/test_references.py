@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness.references import COLUMNS, comparison_table, load_reference
+from pomdp_bench.reporting.references import COLUMNS, comparison_table, load_reference
 
 
 def _horizon_rows(rows: list[tuple[str, str, float, bool]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The docs' results pages (harness/results_pages.py): written by ``report --docs``
+"""The docs' results pages (reporting/results_pages.py): written by ``report --docs``
 from the store, the same bytes each time, every number from the tables."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pomdp_bench.harness import report, results_pages
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.reporting import report, results_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""The early-stopping rule (harness/stopping.py) and steps-to-solve (harness/statistics.py),
+"""The early-stopping rule (harness/stopping.py) and steps-to-solve (reporting/statistics.py),
 each checked on simulated runs and times whose truth is known."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from scipy import stats
 from stop_families import FAMILIES, simulate
 
 from pomdp_bench.harness.spec import RunSpec
-from pomdp_bench.harness.statistics import censored_median, solve_statistics
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 from pomdp_bench.harness.training import execute
+from pomdp_bench.reporting.statistics import censored_median, solve_statistics
 
 TMAZE = dict(threshold=0.75, ceiling=0.5, optimum=1.0)
 
@@ -223,7 +223,7 @@ def test_the_solving_streak_confirms_on_more_episodes_and_times_the_first_crossi
 def test_the_provenance_counts_solved_runs_that_end_above_the_line() -> None:
     """Three solved runs of a T-Maze cell (line 0.75), one ending at 0.7; a plateaued
     run and a cell without a line are not counted."""
-    from pomdp_bench.harness.report import solved_line
+    from pomdp_bench.reporting.report import solved_line
 
     keys = {"env_id": "TMaze-v1", "env_kwargs": "{}", "agent": "ppo", "memory": "gru", "bptt_length": 11}
     runs = pd.DataFrame(

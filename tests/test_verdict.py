@@ -21,9 +21,9 @@ from pomdp_bench.agents.common.seeding import env_seeds
 from pomdp_bench.envs.cards import get_card
 from pomdp_bench.envs.make import make_vector_env
 from pomdp_bench.envs.random_streams import RandomStreams
-from pomdp_bench.harness import statistics
 from pomdp_bench.harness.suites import expand, load_suite
 from pomdp_bench.harness.training import build_agent
+from pomdp_bench.reporting import statistics
 
 CELLS, SEEDS = 1000, 5
 RESAMPLES = 999  # the leaderboard uses 9999; fewer keeps 4,000 simulated cells to seconds

@@ -19,8 +19,8 @@ import pytest
 from scipy import stats
 from verdict_families import FAMILIES, NULL_FAMILIES, floor_rate
 
-from pomdp_bench.harness import leaderboard, statistics
-from pomdp_bench.harness.report import cpu_line
+from pomdp_bench.reporting import leaderboard, statistics
+from pomdp_bench.reporting.report import cpu_line
 
 CELLS = 2000
 
@@ -179,7 +179,7 @@ def test_cells_and_the_provenance_say_which_cpu_ran_them() -> None:
 def test_a_cell_of_solved_runs_that_is_not_learned_says_why() -> None:
     """Every run stopped solved: one ending below the line, or seeds spread so wide that
     the interval reaches the line, each gets its note; a learned cell gets none."""
-    from pomdp_bench.harness.leaderboard import _solved_not_learned
+    from pomdp_bench.reporting.leaderboard import _solved_not_learned
 
     base = {"stop_reasons": "solved 5", "n_seeds": 5, "learned": False, "return_ci_low": 0.7}
     one_below = pd.Series({**base, "seeds_above_line": 4})
@@ -201,7 +201,7 @@ def test_a_cell_of_solved_runs_that_is_not_learned_says_why() -> None:
 def test_the_improvement_figure_reads_both_ways_and_stars_clear_pairs(tmp_path) -> None:
     """Three cells of one env: each pair's estimate and its complement fill the matrix,
     the kinds in the package's order; a pair whose interval excludes 0.5 is starred."""
-    from pomdp_bench.harness import plots
+    from pomdp_bench.reporting import plots
 
     pairs = pd.DataFrame(
         {

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from pomdp_bench.harness.results_pages import cell_text
+from pomdp_bench.reporting.results_pages import cell_text
 
 DOCS = Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
@@ -69,7 +69,8 @@ def _help(main, prog: str) -> str:
 
 
 def write_cli_page() -> None:
-    from pomdp_bench.harness import analysis, report, run, tuning
+    from pomdp_bench.harness import analysis, run, tuning
+    from pomdp_bench.reporting import report
 
     os.environ["COLUMNS"] = "100"
     page = [

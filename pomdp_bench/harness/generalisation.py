@@ -14,14 +14,14 @@ the window, not forgetting.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.harness.analysis_records import GeneralisationResult
 from pomdp_bench.harness.cue_tasks import CueTask
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.memory import MemoryConfig, memory_class
 
 HORIZON_FACTORS: tuple[int, ...] = (2, 4)
 """The test horizons, as multiples of the training horizon's keyword."""
@@ -35,15 +35,6 @@ DEFAULT_EPISODES = 100
 
 _MAX_COPIES = 32
 
-# Kinds that see a fixed number of steps back: what bounds them, and whether their
-# layers stack it (each layer of a windowed transformer attends window - 1 steps back to
-# outputs of the layer below).
-_WINDOWED: dict[str, tuple[str, bool]] = {
-    "framestack": ("frames", False),
-    "transformer": ("window", True),
-    "gtrxl": ("window", True),
-}
-
 
 def memory_reach(memory: Mapping[str, Any] | str | None) -> tuple[int | None, str]:
     """How many steps back a memory kind can see by construction.
@@ -54,14 +45,11 @@ def memory_reach(memory: Mapping[str, Any] | str | None) -> tuple[int | None, st
     Returns:
         ``(steps, what bounds them)``: ``(window - 1, "frames")`` for ``framestack``,
         ``(num_layers * (window - 1), "window")`` for ``transformer`` and ``gtrxl``, and
-        ``(None, "")`` for kinds with no such bound (recurrent ones, ``none``).
+        ``(None, "")`` for kinds with no such bound (recurrent ones, ``none``): the
+        kind's own :meth:`~pomdp_bench.memory.Memory.visible_past`.
     """
     config = MemoryConfig.from_any(memory)
-    if config.kind not in _WINDOWED:
-        return None, ""
-    bound, stacked = _WINDOWED[config.kind]
-    layers = int(config.num_layers) if stacked else 1
-    return layers * (int(config.window) - 1), bound
+    return memory_class(config.kind).visible_past(config) or (None, "")
 
 
 def limited_by(memory: Mapping[str, Any] | str | None, task: CueTask) -> str:
@@ -107,50 +95,6 @@ def fresh_returns(
         return np.asarray(agent.evaluate(n_episodes, env=env, seed=seed), dtype=np.float64)
     finally:
         env.close()
-
-
-@dataclass(frozen=True)
-class GeneralisationResult:
-    """One agent's returns at longer horizons.
-
-    Attributes:
-        factors: the multiples of the training horizon's keyword that were tested.
-        horizons: the memory horizon (steps from cue to decision) at each; 0 where the
-            env takes no such long horizon (TMaze's corridor stops at 10,000 cells).
-        returns: the mean return at each, over ``n_episodes`` episodes; NaN where the
-            env takes no such long horizon.
-        limited_by: per factor, ``"window"``, ``"frames"`` or ``""``: whether the kind
-            can see the cue there at all (:func:`limited_by`).
-        n_episodes: episodes per factor.
-        seed: root of their reset seeds.
-    """
-
-    factors: list[int]
-    horizons: list[int]
-    returns: list[float]
-    limited_by: list[str]
-    n_episodes: int
-    seed: int
-
-    def return_at(self, factor: int) -> float:
-        """The mean return at ``factor`` times the training horizon (NaN if not tested)."""
-        return self.returns[self.factors.index(factor)] if factor in self.factors else float("nan")
-
-    def limit(self) -> tuple[str, int | None]:
-        """``(what limits the kind, the smallest factor it limits)``, or ``("", None)``."""
-        for factor, bound in zip(self.factors, self.limited_by, strict=True):
-            if bound:
-                return bound, factor
-        return "", None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for the store (:meth:`from_dict` reads it back)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GeneralisationResult:
-        names = ("factors", "horizons", "returns", "limited_by", "n_episodes", "seed")
-        return cls(**{k: data[k] for k in names})
 
 
 def generalise(

@@ -69,7 +69,7 @@ def record_declared_cells(store: ResultStore) -> list[str]:
     """Record the cells each shipped suite of ``store`` declares (as a sweep does since
     stores record them), for stores whose sweeps ran before; returns the suites recorded.
     A suite that does not expand here (an outside env's package missing) is skipped."""
-    from pomdp_bench.harness.leaderboard import cell_id
+    from pomdp_bench.harness.cells import cell_id
     from pomdp_bench.harness.suites import available_suites, expand, load_suite
 
     done = []

@@ -7,7 +7,7 @@ and at 25%, 50% and 75% of the way there, the output of its memory trunk
 A cross-validated logistic regression (scikit-learn, the ``probes`` extra) then says how
 well that output names the episode's cue. Chance is ``1 / n_cues``.
 
-A run that fails the task then falls in one of three classes (:func:`failure_class`):
+A run that fails the task then falls in one of three classes (:func:`~pomdp_bench.harness.analysis_records.failure_class`):
 it *lost the cue* (the probe is at chance), it *kept the cue but did not use it* (the
 probe reads it, the return stays at the ceiling), or *other*.
 
@@ -25,7 +25,6 @@ is a stored run's final weights (``ResultStore.load_agent``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ from torch import nn
 from pomdp_bench.agents.common.networks import Trunk
 from pomdp_bench.agents.common.seeding import env_seeds
 from pomdp_bench.envs.make import make_vector_env
+from pomdp_bench.harness.analysis_records import ProbeResult  # what probes store, read by reporting too
 from pomdp_bench.harness.cue_tasks import CueTask
 from pomdp_bench.memory.base import Memory
 
@@ -49,12 +49,6 @@ DEFAULT_EPISODES = 256
 """Fresh episodes a probe fits and tests on (cross-validated)."""
 
 DEFAULT_FOLDS = 5
-
-LOST_CUE = "lost_cue"
-KEPT_CUE_UNUSED = "kept_cue_unused"
-OTHER = "other"
-FAILURE_CLASSES = (LOST_CUE, KEPT_CUE_UNUSED, OTHER)
-"""The classes of :func:`failure_class`, in the order the tables count them."""
 
 _MAX_COPIES = 256  # copies stepped together while collecting
 
@@ -258,42 +252,6 @@ def probe_accuracy(
     return float(cross_val_score(model, x, y, cv=split, scoring="accuracy").mean())
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    """The probes of one agent on one cue task.
-
-    Attributes:
-        steps: steps since the cue that were probed (one per fraction).
-        fractions: the shares of the horizon they stand for (:data:`PROBE_FRACTIONS`).
-        accuracies: the probe's cross-validated accuracy at each step, in ``[0, 1]``.
-        chance: ``1 / n_cues``.
-        n_episodes: the fresh episodes behind each probe.
-        seed: the root of their reset seeds.
-    """
-
-    steps: list[int]
-    fractions: list[float]
-    accuracies: list[float]
-    chance: float
-    n_episodes: int
-    seed: int
-
-    @property
-    def accuracy(self) -> float:
-        """The accuracy at the decision step (fraction 1)."""
-        return self.accuracies[self.fractions.index(1.0)] if 1.0 in self.fractions else math.nan
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for the store (:meth:`from_dict` reads it back)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
-        return cls(
-            **{k: data[k] for k in ("steps", "fractions", "accuracies", "chance", "n_episodes", "seed")}
-        )
-
-
 def probe_agent(
     agent: Any,
     task: CueTask,
@@ -314,43 +272,3 @@ def probe_agent(
         n_episodes=n_episodes,
         seed=seed,
     )
-
-
-CHANCE_MARGIN = 0.1
-"""A probe within this of chance counts as having lost the cue."""
-
-KEPT_ACCURACY = 0.9
-"""A probe at or above this counts as having kept the cue."""
-
-CEILING_MARGIN = 0.1
-"""A return within this share of the ceiling-optimum gap above the ceiling counts as at it."""
-
-
-def failure_class(
-    accuracy: float, chance: float, final_return: float, ceiling: float, optimal_return: float
-) -> str:
-    """Why a run failed, from its probe at the decision step.
-
-    A run failed where its final return is not above the line, the midpoint of the
-    ceiling and the optimum (the leaderboard's seeds_above_line). Then it:
-
-    - ``lost_cue``: the probe is within :data:`CHANCE_MARGIN` of chance;
-    - ``kept_cue_unused``: the probe reads the cue (at least :data:`KEPT_ACCURACY`) and
-      the return is at the ceiling (at most :data:`CEILING_MARGIN` of the gap above it);
-    - ``other``: anything else.
-
-    Returns:
-        One of :data:`FAILURE_CLASSES`, or ``""`` for a run that did not fail or where a
-        number is missing (NaN).
-    """
-    values = (accuracy, chance, final_return, ceiling, optimal_return)
-    if any(v is None or math.isnan(float(v)) for v in values):
-        return ""
-    gap = optimal_return - ceiling
-    if final_return > ceiling + gap / 2:
-        return ""
-    if abs(accuracy - chance) <= CHANCE_MARGIN:
-        return LOST_CUE
-    if accuracy >= KEPT_ACCURACY and final_return <= ceiling + CEILING_MARGIN * gap:
-        return KEPT_CUE_UNUSED
-    return OTHER

@@ -29,8 +29,8 @@ from typing import Any
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance
+from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.estimate import describe, estimate
-from pomdp_bench.harness.leaderboard import cell_id
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import (
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     if not args.no_report:
-        from pomdp_bench.harness.report import write_reports
+        from pomdp_bench.reporting.report import write_reports
 
         target = Path(args.leaderboards) if args.leaderboards else out / "leaderboards"
         paths = write_reports(out, target, [suite.name])

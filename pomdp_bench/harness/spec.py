@@ -190,7 +190,7 @@ class RunResult:
             store keeps it beside the row (not in the result's JSON). None for a
             failed run or an agent without ``save``.
         train_curve: ``[(env steps, mean return of the training episodes)]``, one point per
-            POPGym iteration of 65,536 steps (:func:`~pomdp_bench.harness.mmer.iteration_means`):
+            POPGym iteration of 65,536 steps (:func:`~pomdp_bench.harness.train_curve.iteration_means`):
             what the ``mmer`` column takes the maximum of. Empty for runs stored before it.
     """
 

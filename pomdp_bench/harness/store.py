@@ -397,7 +397,7 @@ class ResultStore:
     def declare_cells(self, suite: str, cells: Iterable[Any]) -> None:
         """Record the cells ``suite`` declares (replacing what it declared before), so that
         reports read its coverage from the store. A cell is any JSON value (the
-        leaderboard's cell identity: :func:`~pomdp_bench.harness.leaderboard.cell_id`)."""
+        leaderboard's cell identity: :func:`~pomdp_bench.harness.cells.cell_id`)."""
         rows = sorted({json.dumps(cell, sort_keys=True) for cell in cells})
         self._migrate()
         with self._conn:

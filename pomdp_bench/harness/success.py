@@ -10,10 +10,10 @@ under them, nothing retrained.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from pomdp_bench.envs.cards import card_of
+from pomdp_bench.harness.analysis_records import SuccessResult
 from pomdp_bench.harness.generalisation import fresh_returns
 
 SUCCESS_SEED = 2**40 + 3
@@ -37,28 +37,6 @@ def success_kwargs(env_id: str, card: dict[str, Any] | None = None) -> dict[str,
             "(kwargs under which a return is 1 on success, 0 otherwise)"
         )
     return dict(found)
-
-
-@dataclass(frozen=True)
-class SuccessResult:
-    """One agent's success over fresh episodes.
-
-    Attributes:
-        rate: the share of episodes that succeeded, in [0, 1].
-        n_episodes: how many episodes.
-        seed: root of their reset seeds.
-    """
-
-    rate: float
-    n_episodes: int
-    seed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SuccessResult:
-        return cls(**data)
 
 
 def evaluate_success(

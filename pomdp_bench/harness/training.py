@@ -22,9 +22,9 @@ from pomdp_bench.agents.common.seeding import check_seed
 from pomdp_bench.agents.registry import get_agent
 from pomdp_bench.envs import register_card
 from pomdp_bench.envs.make import import_env_module
-from pomdp_bench.harness.mmer import iteration_means
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
+from pomdp_bench.harness.train_curve import iteration_means
 
 # Called with (spec key, timesteps done, total) as training advances.
 ProgressFn = Callable[[str, int, int], None]

@@ -54,6 +54,19 @@ class Memory(nn.Module, ABC):
         self.input_size = input_size
         self.output_size = output_size
 
+    @classmethod
+    def visible_past(cls, config: MemoryConfig) -> tuple[int, str] | None:
+        """How far back a memory of ``config`` can see by construction, whatever it learns.
+
+        Returns:
+            ``(steps, what bounds them)``: the oldest step before the current one whose
+            input can reach the output, and the name the tables give that bound
+            (``"window"``, ``"frames"``); ``None`` for a kind with no such bound (the
+            recurrent ones, ``none``). The horizon analysis marks a longer task it cannot
+            see across (:func:`pomdp_bench.harness.generalisation.limited_by`).
+        """
+        return None
+
     # ----------------------------------------------------------------- the contract
     @abstractmethod
     def state_spec(self) -> tuple[StateSpec, ...]:

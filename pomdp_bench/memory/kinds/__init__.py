@@ -12,28 +12,7 @@ from __future__ import annotations
 import importlib
 
 from pomdp_bench.memory.registry import memory_kinds, seal_shipped
-
-#: The shipped kinds, in the order tables and plots list them; each is a module here.
-MEMORY_KINDS: tuple[str, ...] = (
-    "none",
-    "framestack",
-    "gru",
-    "lstm",
-    "transformer",
-    "mamba",
-    "lru",
-    "s5",
-    "ffm",
-    "linear_attention",
-    "gtrxl",
-    "mingru",
-    "minlstm",
-    "mlstm",
-    "slstm",
-    "mamba2",
-    "gated_deltanet",
-    "rwkv7",
-)
+from pomdp_bench.memory_names import MEMORY_KINDS  # the order tables list them (plain data)
 
 for _kind in MEMORY_KINDS:
     importlib.import_module(f"{__name__}.{_kind}")

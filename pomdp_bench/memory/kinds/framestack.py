@@ -41,6 +41,11 @@ class FrameStackMemory(Memory):
     kind = "framestack"
     trains_through_time = False
 
+    @classmethod
+    def visible_past(cls, config: MemoryConfig) -> tuple[int, str] | None:
+        """``window - 1`` steps back, bounded by its ``"frames"``."""
+        return int(config.window) - 1, "frames"
+
     def __init__(self, config: MemoryConfig, input_size: int) -> None:
         super().__init__(config, input_size, output_size=config.window * input_size)
         self.window = config.window

@@ -206,6 +206,12 @@ class TransformerMemory(Memory):
     trains_through_time = True
     block_class: type[TransformerBlock] = TransformerBlock
 
+    @classmethod
+    def visible_past(cls, config: MemoryConfig) -> tuple[int, str] | None:
+        """``num_layers * (window - 1)`` steps back, bounded by its ``"window"``: each layer
+        attends ``window - 1`` steps back to outputs of the layer below (``gtrxl`` too)."""
+        return int(config.num_layers) * (int(config.window) - 1), "window"
+
     def __init__(self, config: MemoryConfig, input_size: int) -> None:
         super().__init__(config, input_size, output_size=config.hidden_size)
         self.window = config.window

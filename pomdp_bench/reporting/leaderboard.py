@@ -23,19 +23,23 @@ import pandas as pd
 from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
-from pomdp_bench.harness import credit
-from pomdp_bench.harness.generalisation import GeneralisationResult
-from pomdp_bench.harness.mmer import mmer
-from pomdp_bench.harness.probes import FAILURE_CLASSES, ProbeResult, failure_class
-from pomdp_bench.harness.spec import RunSpec
-from pomdp_bench.harness.statistics import (
+from pomdp_bench.harness.analysis_records import (
+    FAILURE_CLASSES,
+    GeneralisationResult,
+    ProbeResult,
+    SuccessResult,
+    failure_class,
+)
+from pomdp_bench.harness.cells import CELL_KEYS, json_text
+from pomdp_bench.reporting import credit
+from pomdp_bench.reporting.mmer import mmer
+from pomdp_bench.reporting.statistics import (
     majority_test,
     probability_of_improvement,
     solve_statistics,
     t_interval,
     verdict_passes,
 )
-from pomdp_bench.harness.success import SuccessResult
 
 # column -> (type, meaning). Types: str, int, float, bool.
 RUN_COLUMNS: dict[str, tuple[str, str]] = {
@@ -44,7 +48,7 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "env_id": ("str", "registered env id"),
     "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
     "horizon": ("int", "memory horizon of this env variant, in steps"),
-    "agent": ("str", "ppo, sac or sb3_ppo (sb3-contrib's RecurrentPPO)"),
+    "agent": ("str", "the agent, by its registered name (pomdp_bench.agents.registry)"),
     "memory": ("str", "memory kind"),
     "memory_config": ("str", "the full memory config, as sorted JSON"),
     "bptt_length": ("int", "PPO bptt_length / SAC sequence_length; empty for kinds not trained through time"),
@@ -71,7 +75,7 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "mmer": (
         "float",
-        "POPGym's metric: the largest mean return of the training episodes over the run's 65,536-step iterations (harness/mmer.py; RLlib's episode_reward_mean, topped up to 100 episodes); empty for runs stored before runs kept it",
+        "POPGym's metric: the largest mean return of the training episodes over the run's 65,536-step iterations (reporting/mmer.py; RLlib's episode_reward_mean, topped up to 100 episodes); empty for runs stored before runs kept it",
     ),
     "cue_reach": (
         "float",
@@ -134,7 +138,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "env_id": ("str", "registered env id"),
     "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
     "horizon": ("int", "memory horizon of this env variant, in steps"),
-    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "agent": ("str", "the agent, by its registered name"),
     "memory": ("str", "memory kind"),
     "bptt_length": ("int", "PPO bptt_length / SAC sequence_length; empty for kinds not trained through time"),
     "pieces": (
@@ -277,7 +281,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
 HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     "suite": ("str", "the suite"),
     "env_id": ("str", "registered env id"),
-    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "agent": ("str", "the agent, by its registered name"),
     "memory": ("str", "memory kind"),
     "pieces": ("str", "long, short or n/a (see the cell table)"),
     "horizons_tried": ("str", "the horizons this kind and piece policy were tried at, ;-separated"),
@@ -325,7 +329,7 @@ IMPROVEMENT_COLUMNS: dict[str, tuple[str, str]] = {
     "env_id": ("str", "registered env id"),
     "env_kwargs": ("str", "env kwargs on top of the registration's, as sorted JSON"),
     "horizon": ("int", "memory horizon of this env variant, in steps"),
-    "agent": ("str", "ppo, sac or sb3_ppo"),
+    "agent": ("str", "the agent, by its registered name"),
     "memory_a": (
         "str",
         "kind A (of a cell pair of the same env variant and agent; each unordered pair once)",
@@ -347,23 +351,8 @@ IMPROVEMENT_COLUMNS: dict[str, tuple[str, str]] = {
     "cpu": ("str", "CPU model(s) that ran the two cells' runs, ;-separated"),
 }
 
-CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
-
-
-def cell_id(spec: RunSpec) -> list[str]:
-    """A run's cell as :data:`CELL_KEYS` values in text, ``bptt_length`` ``""`` when unset:
-    what a store records as the cells a suite declares (``ResultStore.declare_cells``)."""
-    bptt = "" if spec.bptt_length is None else str(int(spec.bptt_length))
-    return [spec.env_id, json_text(spec.env_kwargs), spec.agent, spec.memory_kind, bptt]
-
-
 # The fewest seeds a verdict (learned) rests on; fewer leave it empty.
 MIN_SEEDS = 5
-
-
-def json_text(value: Any) -> str:
-    """The canonical JSON of ``value`` used in the tables (sorted keys, no spaces)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _late_gain(result: dict[str, Any], budget: int) -> float:

@@ -1,6 +1,6 @@
 """Our popgym cells beside POPGym's published MMER (Morad et al., ICLR 2023).
 
-``report`` writes, when the leaderboards hold ``popgym.csv``:
+``report`` writes, when it writes the popgym suite's ``popgym.csv`` (from its cell table):
 
 - ``popgym_reference.csv``: per env and memory kind, our MMER (mean over seeds, 95% t
   interval) beside POPGym's for the model mapped to the kind (:data:`KIND_OF_MODEL`);
@@ -184,26 +184,26 @@ def kendall_tau(table: pd.DataFrame, n_bootstrap: int = 2000, seed: int = 0) -> 
     return out
 
 
-def write_comparison(leaderboards: str | Path) -> list[Path]:
+def write_comparison(leaderboards: str | Path, cells: pd.DataFrame | None) -> list[Path]:
     """Write ``popgym_reference.csv``, ``popgym_reference_tau.csv`` and the figure into
-    ``leaderboards`` when it holds ``popgym.csv``; returns the paths written.
+    ``leaderboards`` from the popgym suite's cell table ``cells`` (``report``'s, the
+    ``popgym.csv`` it writes); nothing where ``cells`` is None. Returns the paths written.
 
     Raises:
         ValueError: the reference file exists with other columns (:func:`read_reference`).
     """
-    out = Path(leaderboards)
-    cells_path = out / "popgym.csv"
-    if not cells_path.is_file():
+    if cells is None:
         return []
+    out = Path(leaderboards)
     ref_path = out / REFERENCE_FILE
     reference = (
         read_reference(ref_path) if ref_path.is_file() else pd.DataFrame(columns=list(REFERENCE_COLUMNS))
     )
-    table = comparison_table(pd.read_csv(cells_path), reference)
+    table = comparison_table(cells, reference)
     paths = [out / "popgym_reference.csv", out / "popgym_reference_tau.csv"]
     table.to_csv(paths[0], index=False)
     pd.DataFrame([kendall_tau(table)], columns=list(TAU_COLUMNS)).to_csv(paths[1], index=False)
-    from pomdp_bench.harness.plots import plot_popgym_reference  # matplotlib only when writing
+    from pomdp_bench.reporting.plots import plot_popgym_reference  # matplotlib only when writing
 
     (out / "popgym").mkdir(exist_ok=True)
     paths.append(plot_popgym_reference(table, out / "popgym" / "popgym_reference.svg"))

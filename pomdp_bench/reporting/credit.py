@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of
-from pomdp_bench.harness.statistics import censored_steps
+from pomdp_bench.reporting.statistics import censored_steps
 
 CREDIT_KWARG = "reward_delay"
 """The env keyword that sets the credit length (cue recall's)."""
@@ -131,7 +131,7 @@ def _known_env(env_id: str) -> bool:
 
 
 def credit_frame(cells: pd.DataFrame) -> pd.DataFrame:
-    """The credit table of a suite's cells (:func:`~pomdp_bench.harness.leaderboard.cells_frame`).
+    """The credit table of a suite's cells (:func:`~pomdp_bench.reporting.leaderboard.cells_frame`).
 
     Returns:
         one row per cell of a kind that the suite trains at two or more credit lengths
@@ -211,12 +211,12 @@ def fit_time_ratios(
 
 def credit_model(runs: pd.DataFrame) -> pd.DataFrame:
     """Per kind, :func:`fit_time_ratios` over its finished runs (the runs table of
-    :func:`~pomdp_bench.harness.leaderboard.finished_cells`) at every memory and credit
+    :func:`~pomdp_bench.reporting.leaderboard.finished_cells`) at every memory and credit
     length.
 
     Only runs under a stop rule count (they have a ``stop_reason``); a run that stopped
     unsolved is censored at the steps it trained, as in
-    :func:`~pomdp_bench.harness.statistics.solve_statistics`.
+    :func:`~pomdp_bench.reporting.statistics.solve_statistics`.
 
     Returns:
         one row per kind trained at two or more credit lengths, with

@@ -14,9 +14,9 @@
 - ``<suite>_generalisation_<env>_<agent>``: the return at 1x, 2x and 4x the training
   horizon, a line per kind (the same analysis).
 - ``<suite>_credit_<env>_<agent>``: memory length against credit length, a heatmap panel
-  per kind: the solve rate, with the median steps to solve (:mod:`~pomdp_bench.harness.credit`).
+  per kind: the solve rate, with the median steps to solve (:mod:`~pomdp_bench.reporting.credit`).
 - ``popgym_reference``: our MMER per kind beside POPGym's published one, a panel per env
-  (:mod:`~pomdp_bench.harness.popgym_reference`).
+  (:mod:`~pomdp_bench.reporting.popgym_reference`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from pomdp_bench.harness.credit import pays_late
-from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.memory_names import MEMORY_KINDS
+from pomdp_bench.reporting.credit import pays_late
 
 
 def _slug(text: str) -> str:
@@ -495,7 +495,7 @@ def _steps_text(steps: float) -> str:
 
 def credit_heatmaps(credit: pd.DataFrame, suite: str, out: Path) -> list[Path]:
     """Memory length (rows) against credit length (columns), a panel per kind, one figure
-    per env and agent (:func:`~pomdp_bench.harness.credit.credit_frame`'s table).
+    per env and agent (:func:`~pomdp_bench.reporting.credit.credit_frame`'s table).
 
     Colour is the solve rate; each cell is annotated with it and the Kaplan-Meier median
     steps to solve ("-": fewer than half the runs solved).

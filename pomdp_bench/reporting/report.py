@@ -6,15 +6,16 @@ For each suite in the store it writes ``<suite>.csv`` (one row per cell),
 ``<suite>_runs.csv`` (one row per run), ``<suite>_horizon.csv`` where the suite
 has several horizons, ``<suite>_improvement.csv`` (kind against kind),
 ``<suite>_credit.csv`` and ``<suite>_credit_model.csv`` where the suite crosses memory
-length with credit length (:mod:`pomdp_bench.harness.credit`), the figures
+length with credit length (:mod:`pomdp_bench.reporting.credit`), the figures
 (SVG, in ``<suite>/``), ``README.md`` with the column schema and
 the provenance of every suite (command, commit, machine, date, wall time), and
-``index.html``, a static page to browse them (:mod:`pomdp_bench.harness.html_page`).
+``index.html``, a static page to browse them (:mod:`pomdp_bench.reporting.html_page`).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import warnings
@@ -26,10 +27,10 @@ from typing import Any
 import pandas as pd
 
 from pomdp_bench.envs.cards import card_of, current_env_id
-from pomdp_bench.harness import credit as credit_tables
-from pomdp_bench.harness import html_page, leaderboard, plots, popgym_reference, references, results_pages
 from pomdp_bench.harness.published import POINTER_FILE, publish
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.reporting import credit as credit_tables
+from pomdp_bench.reporting import html_page, leaderboard, plots, popgym_reference, references, results_pages
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
 # written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
@@ -186,7 +187,7 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     paths = [out / f"{suite}.csv", out / f"{suite}_runs.csv"]
     cells.to_csv(paths[0], index=False)
     runs[list(leaderboard.RUN_COLUMNS)].to_csv(paths[1], index=False)
-    if horizon["horizons_tried"].str.contains(";").any():
+    if writes_horizon(horizon):
         paths.append(out / f"{suite}_horizon.csv")
         horizon.to_csv(paths[-1], index=False)
     if len(tables.improvement):
@@ -209,6 +210,26 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     return paths
 
 
+def writes_horizon(horizon: pd.DataFrame) -> bool:
+    """Whether a suite gets ``<suite>_horizon.csv``: some row tried several horizons."""
+    return bool(horizon["horizons_tried"].str.contains(";").any())
+
+
+def horizon_tables(tables: dict[str, SuiteTables], suites: list[str]) -> list[pd.DataFrame]:
+    """The horizon tables that ``suites`` write (:func:`writes_horizon`), in the order of
+    their file names, as their CSVs read back (what :mod:`references` compares)."""
+    names = sorted((f"{s}_horizon.csv", s) for s in suites if writes_horizon(tables[s].horizon))
+    return [as_csv_reads(tables[s].horizon) for _, s in names]
+
+
+def as_csv_reads(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as its CSV reads back (``pd.read_csv``), from memory: the comparisons with
+    published references were computed from the written CSVs, so their tables keep the
+    CSVs' numbers to the last digit (pandas' parser rounds some) and types (an int column
+    with a gap reads back as float)."""
+    return pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+
+
 def figure_dir(out: Path, suite: str) -> Path:
     """Where ``suite``'s figures go: a folder of its own beside its CSVs."""
     return out / suite
@@ -224,7 +245,7 @@ def coverage_line(cells: pd.DataFrame, suite: str, declared_cells: list[Any] | N
     ``cells``: rows with the cell columns (:data:`leaderboard.CELL_KEYS`) of the cells
     published, one row per cell or per run. ``declared_cells``: the cells the store
     records for the suite (:meth:`ResultStore.declared_cells`, as
-    :func:`leaderboard.cell_id` writes them), or ``None`` when it records none.
+    :func:`~pomdp_bench.harness.cells.cell_id` writes them), or ``None`` when it records none.
     """
     present = published_cells(cells)
     if declared_cells is None:
@@ -246,7 +267,7 @@ def coverage_line(cells: pd.DataFrame, suite: str, declared_cells: list[Any] | N
 
 
 def published_cells(cells: pd.DataFrame) -> set[tuple[str, str, str, str, str]]:
-    """The cells of a leaderboard table as :func:`leaderboard.cell_id` names them, an env id
+    """The cells of a leaderboard table as :func:`~pomdp_bench.harness.cells.cell_id` names them, an env id
     of a superseded version counting as the id that superseded it."""
     return {
         (current_env_id(c.env_id), c.env_kwargs, c.agent, c.memory, _bptt_text(c.bptt_length))
@@ -371,15 +392,18 @@ def write_readme(
     out: Path,
     published: bool = False,
     tables: dict[str, SuiteTables] | None = None,
+    comparisons: dict[str, pd.DataFrame] | None = None,
 ) -> Path:
-    """Write ``README.md``: the head, the provenance of ``suites`` and the column schema.
+    """Write ``README.md``: the head, the provenance of ``suites``, the comparisons with
+    published references and the column schema.
 
-    ``tables``: suites' tables when already computed (:func:`suite_tables`).
+    ``tables``: suites' tables when already computed (:func:`suite_tables`);
+    ``comparisons``: :func:`references.comparisons` by name (none: no such section).
     """
     tables = tables or {}
     parts = [_README_HEAD + (_PUBLISHED_NOTES if published else ""), "## How each suite was made", ""]
     parts += [_provenance(store, s, tables.get(s)) + "\n" for s in suites]
-    for name, table in references.comparisons(out).items():
+    for name, table in (comparisons or {}).items():
         parts += [f"## Against {name} (`reference_{name}.csv`)", "", references.markdown(table), ""]
     parts += ["## Column schema", "", leaderboard.schema_markdown(), ""]
     path = out / "README.md"
@@ -415,13 +439,15 @@ def write_reports(
         for suite in names:
             tables[suite] = suite_tables(store, suite)
             paths += write_suite(store, suite, out, tables[suite])
-        paths += references.write_comparisons(out)  # from the horizon tables just written
-        paths += popgym_reference.write_comparison(out)  # from popgym.csv, when written
+        written = horizon_tables(tables, names)  # the horizon tables just written
+        paths += references.write_comparisons(out, written)
+        popgym = as_csv_reads(tables["popgym"].cells) if "popgym" in names else None
+        paths += popgym_reference.write_comparison(out, popgym)
         all_suites = sorted(set(store.suites()) | set(names))
         for suite in all_suites:  # the page shows every suite of the store, not only those rewritten
             if suite not in tables:
                 tables[suite] = suite_tables(store, suite)
-        paths.append(write_readme(store, all_suites, out, published, tables))
+        paths.append(write_readme(store, all_suites, out, published, tables, references.comparisons(written)))
         pages = [suite_page(store, s, tables[s], out) for s in all_suites]
         paths.append(html_page.write_page(pages, out))
         if docs is not None:

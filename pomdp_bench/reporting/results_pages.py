@@ -166,10 +166,10 @@ def suite_markdown(
 
     Args:
         suite: its name.
-        cells: its cell table (:func:`~pomdp_bench.harness.leaderboard.cells_frame`).
-        horizon: its horizon table (:func:`~pomdp_bench.harness.leaderboard.horizon_frame`).
+        cells: its cell table (:func:`~pomdp_bench.reporting.leaderboard.cells_frame`).
+        horizon: its horizon table (:func:`~pomdp_bench.reporting.leaderboard.horizon_frame`).
         figures: its figures, as paths relative to the leaderboards folder.
-        provenance: its provenance lines (:func:`~pomdp_bench.harness.report.provenance_lines`).
+        provenance: its provenance lines (:func:`~pomdp_bench.reporting.report.provenance_lines`).
         leaderboards: the leaderboards folder, relative to the page.
     """
     lead = leaderboards.rstrip("/")

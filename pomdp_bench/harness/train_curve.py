@@ -1,26 +1,13 @@
-"""POPGym's metric: the maximum mean episodic reward (MMER) of a run.
+"""The training curve a run stores for POPGym's metric: the mean training return of
+each POPGym iteration (RLlib's ``episode_reward_mean``).
 
-POPGym (Morad et al., ICLR 2023) trains with RLlib's PPO and reports, per run, the
-largest ``episode_reward_mean`` over its training iterations. RLlib reports that mean
-once an iteration, over the training episodes that ended in it, topped up with the
-latest earlier ones when fewer than ``metrics_num_episodes_for_smoothing`` (100)
-ended. POPGym's iteration is its train batch: 1,024 steps x 4 workers x 16 copies =
-65,536 env steps. Its envs scale every episode's return into [-1, 1], so the MMER of a
-run lies there too. A paper's table then gives the mean over runs.
-
-:func:`iteration_means` rebuilds those per-iteration means from an agent's
-``episode_log`` (every finished training episode: ``(env steps when it ended, return,
-length)``); :func:`mmer` takes their maximum. The training episodes are the agent's
-own, with its exploration (a sampled policy for PPO), as POPGym's are; the leaderboards'
-other returns come from deterministic evaluations.
-
-Our runs may stop before POPGym's 15M steps (solved or plateaued), so a run's MMER is
-its maximum up to its stop.
+:func:`iteration_means` turns an agent's ``episode_log`` into the run's
+``RunResult.train_curve`` as it trains; reporting takes its maximum, the MMER
+(:mod:`pomdp_bench.reporting.mmer`, which says what POPGym measures and why).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -73,10 +60,3 @@ def iteration_means(
         start = min(first, max(0, end + 1 - smoothing))
         means.append((int(iteration[end]) * iteration_steps, float(returns[start : end + 1].mean())))
     return means
-
-
-def mmer(curve: Iterable[Sequence[float]] | None) -> float:
-    """The maximum mean episodic reward of a run: the largest mean of
-    :func:`iteration_means`' ``[(steps, mean)]``; NaN for an empty or missing curve."""
-    values = [float(v) for _, v in (curve or [])]
-    return max(values) if values else math.nan

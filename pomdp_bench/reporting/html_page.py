@@ -1,7 +1,7 @@
 """The leaderboard page: ``index.html``, one static page to browse a leaderboards folder.
 
 :func:`write_page` renders it from the suites' tables (:class:`SuitePage`, built by
-:mod:`pomdp_bench.harness.report` from the results store). The page is
+:mod:`pomdp_bench.reporting.report` from the results store). The page is
 self-contained: its styles (``html_page.css``), script (``html_page.js``) and data
 are inline, and it refers only to the figures and CSVs beside it in the same
 folder, by relative paths; it opens from disk with no server and no network.
@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pomdp_bench.harness.leaderboard import CELL_COLUMNS, CELL_KEYS
-from pomdp_bench.harness.statistics import curve_band, iqm_interval
-from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.memory_names import MEMORY_KINDS
+from pomdp_bench.reporting.leaderboard import CELL_COLUMNS, CELL_KEYS
+from pomdp_bench.reporting.statistics import curve_band, iqm_interval
 
 PAGE_NAME = "index.html"
 
@@ -51,14 +51,14 @@ class SuitePage:
 
     Attributes:
         name: the suite.
-        cells: one row per cell (:data:`~pomdp_bench.harness.leaderboard.CELL_COLUMNS`).
+        cells: one row per cell (:data:`~pomdp_bench.reporting.leaderboard.CELL_COLUMNS`).
         runs: the runs behind those cells (the runs table's columns, with ``episode_returns``).
         curves: ``run_key, timesteps, mean_return``: the runs' learning curves.
         provenance: how the suite was made, one Markdown line each (the README's).
         figures: paths of its figures relative to the page (heatmaps, horizon).
         files: file names of its CSVs beside the page.
         horizon: its longest-horizon table
-            (:func:`~pomdp_bench.harness.leaderboard.horizon_frame`); the page opens on
+            (:func:`~pomdp_bench.reporting.leaderboard.horizon_frame`); the page opens on
             it where it spans several horizons.
     """
 

@@ -3,7 +3,8 @@
 ``report`` writes ``reference_<name>.csv``: per memory kind of a reference row, our
 longest horizon learned on the reference's env, with the agent, budget and seeds that
 learned it, next to the published limit. Both sides come from data: the horizon tables
-(``<suite>_horizon.csv``) and the reference file. Nothing is typed by hand.
+(those ``report`` writes as ``<suite>_horizon.csv``, passed in memory) and the reference
+file. Nothing is typed by hand.
 """
 
 from __future__ import annotations
@@ -103,26 +104,24 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def comparisons(leaderboards: str | Path) -> dict[str, pd.DataFrame]:
+def comparisons(horizon_tables: list[pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Every shipped reference's :func:`comparison_table`, by reference name, from the
-    ``*_horizon.csv`` tables in ``leaderboards`` (none when it holds no such table)."""
-    out = Path(leaderboards)
-    tables = [pd.read_csv(p) for p in sorted(out.glob("*_horizon.csv"))]
-    if not tables:
+    suites' horizon tables (``report``'s, the ``<suite>_horizon.csv`` it writes, in the
+    order of their file names); none when there is no such table."""
+    if not horizon_tables:
         return {}
     return {
-        path.stem: comparison_table(load_reference(path.stem), tables)
+        path.stem: comparison_table(load_reference(path.stem), horizon_tables)
         for path in sorted(data_dir("references").glob("*.yaml"))
     }
 
 
-def write_comparisons(leaderboards: str | Path) -> list[Path]:
-    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference,
-    when it holds a horizon table (none otherwise); returns the paths written."""
+def write_comparisons(leaderboards: str | Path, horizon_tables: list[pd.DataFrame]) -> list[Path]:
+    """Write ``reference_<name>.csv`` into ``leaderboards`` for every shipped reference
+    (:func:`comparisons` of ``horizon_tables``; none without a horizon table); returns the
+    paths written."""
     paths: list[Path] = []
-    if not any(Path(leaderboards).glob("*_horizon.csv")):
-        return paths
-    for name, table in comparisons(leaderboards).items():
+    for name, table in comparisons(horizon_tables).items():
         paths.append(Path(leaderboards) / f"reference_{name}.csv")
         table.to_csv(paths[-1], index=False)
     return paths
