@@ -69,6 +69,7 @@ def _help(main, prog: str) -> str:
 
 
 def write_cli_page() -> None:
+    from pomdp_bench import weights
     from pomdp_bench.harness import analysis, run, tuning
     from pomdp_bench.reporting import report
 
@@ -84,6 +85,7 @@ def write_cli_page() -> None:
         ("pomdp_bench.report", report.main),
         ("pomdp_bench.tune", tuning.main),
         ("pomdp_bench.analyse", analysis.main),
+        ("pomdp_bench.weights", weights.main),
     ):
         page += [
             f"## `python -m {module}`",
