@@ -21,7 +21,7 @@ from pomdp_bench.harness.store import ResultStore
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("source", help="the folder holding the old results.sqlite")
     parser.add_argument(
         "--to", default="leaderboards/store", help="the published index folder (with published.json)"

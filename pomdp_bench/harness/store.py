@@ -233,7 +233,8 @@ class ResultStore:
     current layout at once, an older layout is migrated when this store first writes.
     A folder holding ``published.json`` is the index of the published records
     (:mod:`pomdp_bench.harness.published`): opening it first imports the records it
-    lacks, and :meth:`load_agent` reads the published weight files.
+    lacks, and :meth:`pomdp_bench.harness.store.ResultStore.load_agent` reads the published
+    weight files.
 
     Args:
         out: the output folder (created if missing).
@@ -244,7 +245,7 @@ class ResultStore:
     Raises:
         StoreError: the file is not a pomdp-bench results store, is damaged, or was
             written by a newer pomdp-bench (the message names the file and what to do).
-        RecordError: a published record or suite index is damaged or of a newer layout
+        pomdp_bench.harness.published.RecordError: a published record or suite index is damaged or of a newer layout
             (the readable ones are imported first).
     """
 
