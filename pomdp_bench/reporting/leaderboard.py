@@ -37,6 +37,7 @@ from pomdp_bench.reporting.statistics import (
     majority_test,
     probability_of_improvement,
     solve_statistics,
+    success_interval,
     t_interval,
     verdict_passes,
 )
@@ -206,7 +207,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "generalisation_limited_from": ("int", "the smallest tested multiple where that applies"),
     "success_rate": ("float", "mean over seeds of the runs' success_rate (envs scored by success)"),
-    "success_ci_low": ("float", "lower end of its 95% t interval over seeds (scipy.stats.t)"),
+    "success_ci_low": (
+        "float",
+        "lower end of its 95% Korn-Graubard interval: Clopper-Pearson on the effective episodes that the seeds' spread allows, inside [0, 1] (docs/statistics.md)",
+    ),
     "success_ci_high": ("float", "upper end of that interval"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
@@ -425,14 +429,14 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "created_at": row["created_at"],
                 # Not published (RUN_COLUMNS): the per-episode returns the verdict resamples,
                 # the card a run of an env without a shipped card carried, and its cell's
-                # seed count (finished_cells).
+                # seed count (finished_cells). success_episodes, from analysis_columns, too.
                 "episode_returns": result.get("final_returns") or [result["final_return"]],
                 "card": json_text(spec["card"]) if spec.get("card") is not None else "",
                 "cell_seeds": spec.get("cell_seeds"),
             }
         )
     frame = pd.DataFrame.from_records(
-        records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds"]
+        records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds", "success_episodes"]
     )
     frame["cell_seeds"] = frame["cell_seeds"].astype("float64")  # NaN: stored before counts were
     for column in ("bptt_length", "timesteps", "steps_to_solve", "generalisation_limited_from"):
@@ -460,6 +464,7 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         "generalisation_limited_by": "",
         "generalisation_limited_from": None,
         "success_rate": math.nan,
+        "success_episodes": math.nan,
     }
     notes = [
         f"{name}: {entry['status']}: {entry['error']}"
@@ -500,7 +505,8 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         )
     scored = analyses.get("success", {})
     if scored.get("status") == "ok":
-        out["success_rate"] = SuccessResult.from_dict(scored["value"]).rate
+        found_s = SuccessResult.from_dict(scored["value"])
+        out["success_rate"], out["success_episodes"] = found_s.rate, found_s.n_episodes
     return out
 
 
@@ -517,6 +523,16 @@ def _analysis_statistics(ok: pd.DataFrame) -> dict[str, Any]:
         kept = ok[column].dropna().to_numpy(dtype=np.float64)
         out[column] = float(kept.mean()) if len(kept) else math.nan
         out[f"{prefix}_ci_low"], out[f"{prefix}_ci_high"] = t_interval(kept)
+    scored = ok.dropna(subset=["success_rate"])  # a rate: an interval inside [0, 1]
+    # Each seed's episodes (harness/success.py's 100 where a frame lacks them).
+    episodes = (
+        scored["success_episodes"].fillna(100)
+        if "success_episodes" in scored
+        else 100.0 + 0 * scored["success_rate"]
+    )
+    out["success_ci_low"], out["success_ci_high"] = success_interval(
+        scored["success_rate"].to_numpy(dtype=np.float64), float(episodes.sum())
+    )
     chance = ok["cue_probe_chance"].dropna()
     out["cue_probe_chance"] = float(chance.iloc[0]) if len(chance) else math.nan
     classes = [c for c in ok["failure_class"] if c]
