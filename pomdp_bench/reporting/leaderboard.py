@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "error": ("str", "last line of the error of a failed run"),
     "pomdp_bench_version": ("str", "package version"),
     "git_commit": ("str", "commit of the code that ran it (+dirty if uncommitted changes)"),
-    "machine": ("str", "CPU model, cores, Python and torch versions of the machine that ran it"),
+    "machine": (
+        "str",
+        "the machine that ran it, ;-separated: CPU model, family and model numbers, cores, Python and torch versions, the kernel ISA torch ran and the settings that cap it (older runs: model, cores, Python, torch)",
+    ),
     "created_at": ("str", "when the run finished, UTC ISO 8601"),
 }
 
@@ -275,7 +279,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "git_commit": ("str", "commit(s) of the code that ran the cell, ;-separated"),
     "cpu": (
         "str",
-        "CPU model(s) of the machines that ran the cell's runs, ;-separated (the first field of machine)",
+        "CPU model(s) of the machines that ran the cell's runs, ;-separated (the first field of machine), each with its family and model numbers and kernel ISA where the runs give them",
     ),
     "machine": ("str", "machine(s) that ran the cell, ;-separated"),
     "command": ("str", "the command that reproduces the suite"),
@@ -558,9 +562,32 @@ def _mmer_statistics(values: pd.Series) -> dict[str, float]:
     }
 
 
+def machine_fields(machine: str) -> dict[str, str]:
+    """The parts of a run's ``machine`` string (harness/provenance.py ``machine_line``):
+    ``cpu`` (the first field), and where given ``family``, ``model``, ``isa`` and each
+    ``NAME=value`` setting by its name. Older strings give the CPU model alone."""
+    parts = [part.strip() for part in str(machine).split(";")]
+    found = {"cpu": parts[0]}
+    for part in parts[1:]:
+        numbers = re.fullmatch(r"family (\S+) model (\S+)", part)
+        if numbers:
+            found["family"], found["model"] = numbers.groups()
+        elif part.startswith("ISA "):
+            found["isa"] = part.removeprefix("ISA ").strip()
+        elif re.fullmatch(r"[A-Z][A-Z0-9_]*=\S.*", part):
+            name, _, value = part.partition("=")
+            found[name] = value
+    return found
+
+
 def cpu_of(machine: str) -> str:
-    """The CPU model of a ``machine`` string (its first ``;``-separated field)."""
-    return str(machine).split(";", 1)[0].strip()
+    """The CPU of a ``machine`` string: its model, then in parentheses its family and model
+    numbers, the kernel ISA and the settings that cap it, where the string gives them."""
+    found = machine_fields(machine)
+    extra = [f"family {found['family']} model {found['model']}"] if "family" in found else []
+    extra += [f"ISA {found['isa']}"] if "isa" in found else []
+    extra += [f"{name}={value}" for name, value in found.items() if "=" not in name and name.isupper()]
+    return found["cpu"] + (f" ({', '.join(extra)})" if extra else "")
 
 
 def cpus(machines: Any) -> str:
