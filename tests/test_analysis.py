@@ -101,7 +101,9 @@ def test_the_analysis_stores_values_per_run_and_skips_what_does_not_apply(analys
     assert door["success"]["status"] == "ok" and door["probes"]["status"] == "skipped"
     found = door["success"]["value"]
     assert found["n_episodes"] == 8 and found["rate"] in {i / 8 for i in range(9)}
-    assert "MaskedCartPole-v0" in cartpole["probes"]["error"] and "cue recall" in cartpole["probes"]["error"]
+    assert (
+        "MaskedCartPole-v0" in cartpole["probes"]["error"] and "CueRecall-v0" in cartpole["probes"]["error"]
+    )
 
 
 def test_the_values_land_in_the_run_cell_and_horizon_columns(analysed) -> None:

@@ -82,7 +82,10 @@ def test_tmaze_and_cue_recall_cues_are_read_from_the_first_observation() -> None
     [("MaskedCartPole-v0", {}), ("TMazeActive-v1", {}), ("TMaze-v1", {"active": True})],
 )
 def test_other_envs_are_refused_naming_them_and_the_valid_ones(env_id, kwargs) -> None:
-    with pytest.raises(ValueError, match=f"env '{env_id}'.*cue analyses take passive T-Maze"):
+    with pytest.raises(
+        ValueError,
+        match=f"env '{env_id}'.*cue analyses take envs whose card gives a cue: CueRecall-v0, TMaze-v0, TMaze-v1",
+    ):
         cue_task(env_id, kwargs)
 
 

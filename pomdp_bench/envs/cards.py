@@ -61,6 +61,64 @@ def check_card_data(env_id: str, card: Mapping[str, Any]) -> None:
         raise ValueError(
             f"card {env_id}: success_kwargs names {unknown}, not among the card's kwargs {sorted(kwargs)}"
         )
+    check_cue(env_id, card.get("cue") or {}, kwargs)
+
+
+#: How a card's ``cue.read`` names the cue from step 0's observation (``cue.index``: where).
+CUE_READS = {
+    "sign": "the sign of observation[index]: + is cue 0, - is cue 1 (count must be 2)",
+    "one_hot": "the one-hot at observation[index : index + count]: its argmax",
+}
+#: The keys of a card's ``cue``; all but ``when`` are required.
+CUE_KEYS = ("horizon_kwarg", "horizon_max", "count", "read", "index", "when")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_cue(env_id: str, cue: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
+    """Refuse a card's ``cue`` (the facts a cue analysis reads; empty: the env has none).
+
+    Raises:
+        ValueError: ``cue`` is not a mapping, lacks a key or has an unknown one, or a value
+            is invalid; the message names the card, the value and what is valid.
+    """
+    where = f"card {env_id}: cue"
+    if not isinstance(cue, Mapping):
+        raise ArgumentTypeError(f"{where} must be a mapping of {list(CUE_KEYS)}, got {cue!r}")
+    if not cue:
+        return
+    unknown = sorted(set(cue) - set(CUE_KEYS))
+    missing = [k for k in CUE_KEYS if k != "when" and k not in cue]
+    if unknown or missing:
+        raise ValueError(
+            f"{where} has unknown keys {unknown} and lacks {missing}; its keys: {list(CUE_KEYS)}"
+        )
+    if cue["horizon_kwarg"] not in kwargs:
+        raise ValueError(
+            f"{where}.horizon_kwarg {cue['horizon_kwarg']!r} is not among the card's kwargs {sorted(kwargs)}"
+        )
+    for name, low in (("horizon_max", 1), ("index", 0)):
+        if not _is_int(cue[name]) or cue[name] < low:
+            raise ValueError(f"{where}.{name} must be an int >= {low}, got {cue[name]!r}")
+    if cue["read"] not in CUE_READS:
+        raise ValueError(f"{where}.read must be one of {sorted(CUE_READS)}, got {cue['read']!r}")
+    count = cue["count"]
+    if _is_int(count):
+        if count < 2:
+            raise ValueError(f"{where}.count must be at least 2 cues, got {count!r}")
+    elif isinstance(count, str):
+        check_formula(count, kwargs.keys(), card=env_id, field="cue.count")
+    else:
+        raise ValueError(f"{where}.count must be an int >= 2 or a formula of the kwargs, got {count!r}")
+    if cue["read"] == "sign" and count != 2:
+        raise ValueError(f"{where}.count must be 2 where read is 'sign', got {count!r}")
+    when = cue.get("when") or {}
+    if not isinstance(when, Mapping) or sorted(set(when) - set(kwargs)):
+        raise ValueError(
+            f"{where}.when must map some of the card's kwargs {sorted(kwargs)} to values, got {when!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -95,6 +153,12 @@ class EnvCard:
     # env scored by success rate (KeyToDoor-v0: no apple reward, a door worth 1). Empty:
     # the env has no success measure. harness/success.py evaluates trained agents under them.
     success_kwargs: dict[str, Any] = field(default_factory=dict)
+    # The cue a cue analysis follows (harness/cue_tasks.py): it shows at step 0 and is needed
+    # memory_horizon steps later. Empty: the env has no such cue. Keys (check_cue):
+    # horizon_kwarg sets the horizon, horizon_max is the largest value the env takes for it,
+    # count is how many cues (a number or a formula), read and index say where step 0's
+    # observation shows it (CUE_READS), and when gives kwargs it needs (active: false).
+    cue: dict[str, Any] = field(default_factory=dict)
     # True for a card the harness made for an outside env (implicit_card): facts it was not
     # given are unknown (NaN optimum or ceiling, horizon 0), not measured.
     implicit: bool = False
@@ -144,6 +208,17 @@ class EnvCard:
         if not self.episode_length_formula:
             return None
         return int(self._evaluate("episode_length_formula", self.episode_length_formula, env_kwargs))
+
+    def cue_count_for(self, env_kwargs: dict[str, Any] | None = None) -> int:
+        """How many cues there are under these env kwargs (the card's ``cue.count``).
+
+        Raises:
+            ValueError: the card gives no ``cue``.
+        """
+        if not self.cue:
+            raise ValueError(f"card {self.id}: gives no cue")
+        count = self.cue["count"]
+        return count if isinstance(count, int) else int(self._evaluate("cue.count", count, env_kwargs))
 
     def _evaluate(self, name: str, formula: str, env_kwargs: dict[str, Any] | None) -> int | float:
         """Arithmetic on kwarg names (the card's kwargs, then ``env_kwargs``), read as data
@@ -212,8 +287,9 @@ def implicit_card(env_id: str, given: Mapping[str, Any] | None = None) -> EnvCar
 def card_data(card: EnvCard) -> dict[str, Any]:
     """``card`` as plain data (what a run spec carries), NaN written as None."""
     data = asdict(card)
-    if not data["success_kwargs"]:  # added later: absent when empty, so older specs keep their keys
-        del data["success_kwargs"]
+    for name in ("success_kwargs", "cue"):  # added later: absent when empty, so older specs keep their keys
+        if not data[name]:
+            del data[name]
     for name in ("optimal_return", "ff_ceiling"):
         if isinstance(data[name], float) and math.isnan(data[name]):
             data[name] = None

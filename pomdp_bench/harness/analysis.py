@@ -115,7 +115,7 @@ def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> st
             return str(err).strip("'\"")
         return _SuccessTask(spec["env_id"], dict(spec.get("env_kwargs") or {}), spec.get("card"))
     try:
-        task = cue_task(spec["env_id"], spec["env_kwargs"])
+        task = cue_task(spec["env_id"], spec["env_kwargs"], spec.get("card"))
     except ValueError as err:
         return str(err)
     if analysis == "probes" and spec.get("env_wrappers"):

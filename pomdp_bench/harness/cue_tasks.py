@@ -1,14 +1,17 @@
-"""The tasks whose cue an analysis can follow: passive T-Maze and cue recall.
+"""The tasks whose cue an analysis can follow: those whose card gives a ``cue``.
 
-Both show a cue at step 0 of a fixed-length episode and need it at one later step, the
-decision step, ``horizon`` steps after it (the card's memory horizon): T-Maze's junction
-at step ``corridor_length``, cue recall's query at step ``delay + 1``. One keyword sets
-that horizon (``corridor_length``, ``delay``), so the same task can be built longer.
-:mod:`~pomdp_bench.harness.probes` and :mod:`~pomdp_bench.harness.generalisation` read
-these facts here, and refuse any other env by name.
+Such a task shows a cue at step 0 of a fixed-length episode and needs it at one later
+step, the decision step, ``horizon`` steps after it (the card's memory horizon): passive
+T-Maze's junction at step ``corridor_length``, cue recall's query at step ``delay + 1``.
+One keyword sets that horizon (the card's ``cue.horizon_kwarg``), so the same task can be
+built longer. The card says too how many cues there are and where step 0's observation
+shows the cue (``cue.read``, ``cue.index``). :mod:`~pomdp_bench.harness.probes` and
+:mod:`~pomdp_bench.harness.generalisation` read these facts here, and refuse an env whose
+card gives no cue by name.
 
 The active T-Maze is not one of them: its cue shows only when the agent walks back to
-it, so the step that holds the cue depends on the policy.
+it, so the step that holds the cue depends on the policy (its cards give no cue, and
+the passive cards' ``cue.when`` asks for ``active: false``).
 """
 
 from __future__ import annotations
@@ -19,17 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from pomdp_bench.envs.cards import card_of
-from pomdp_bench.envs.cue_recall import MAX_DELAY
-from pomdp_bench.envs.tmaze import MAX_CORRIDOR_LENGTH
+from pomdp_bench.envs.cards import card_of, load_cards
 
-# The env families by their card's entry point, so every version of an id is covered
-# (TMaze-v0 and -v1 alike), and the keyword that sets each one's horizon.
-_FAMILIES = {
-    "pomdp_bench.envs.tmaze:TMazeEnv": ("tmaze", "corridor_length", MAX_CORRIDOR_LENGTH),
-    "pomdp_bench.envs.cue_recall:CueRecallEnv": ("cue_recall", "delay", MAX_DELAY),
-}
-VALID_ENVS = "passive T-Maze (TMaze-v0, TMaze-v1) and cue recall (CueRecall-v0)"
+
+def valid_envs() -> str:
+    """The ids whose card gives a cue, for messages."""
+    ids = sorted(env_id for env_id, card in load_cards().items() if card.cue)
+    return f"envs whose card gives a cue: {', '.join(ids)}"
 
 
 @dataclass(frozen=True)
@@ -39,21 +38,23 @@ class CueTask:
     Attributes:
         env_id: the registered id.
         env_kwargs: the variant's kwargs on top of the card's (as given).
-        family: ``"tmaze"`` or ``"cue_recall"``.
         horizon_kwarg: the keyword that sets the horizon (``corridor_length``, ``delay``).
         horizon: steps from the cue (step 0) to the decision step; the decision is the
             action taken after the observation of step ``horizon``.
         episode_length: steps of every episode (``horizon + 1`` for T-Maze, ``+ 1`` more
             for cue recall, whose episode ends one step after the query).
-        n_cues: how many cues there are (2 arms; ``num_cues``); chance is ``1 / n_cues``.
-        max_value: the largest value the env takes for :attr:`horizon_kwarg`.
+        n_cues: how many cues there are (T-Maze's 2 arms; cue recall's ``num_cues``);
+            chance is ``1 / n_cues``.
         ceiling: the feedforward ceiling (the card's, analytic).
         optimal_return: the optimal return (the card's).
+        max_value: the largest value the env takes for :attr:`horizon_kwarg`.
+        read: how step 0's observation names the cue (:data:`~pomdp_bench.envs.cards.CUE_READS`).
+        read_index: where in the observation it does.
+        card: the run's carried card data (an outside env's), else ``None``.
     """
 
     env_id: str
     env_kwargs: dict[str, Any]
-    family: str
     horizon_kwarg: str
     horizon: int
     episode_length: int
@@ -61,6 +62,9 @@ class CueTask:
     ceiling: float
     optimal_return: float
     max_value: int
+    read: str
+    read_index: int
+    card: dict[str, Any] | None = None
 
     @property
     def chance(self) -> float:
@@ -82,7 +86,7 @@ class CueTask:
                 f"the largest the env takes, {self.max_value}"
             )
         kwargs = {**self.env_kwargs, self.horizon_kwarg: self.horizon_value * factor}
-        return cue_task(self.env_id, kwargs)
+        return cue_task(self.env_id, kwargs, self.card)
 
     def can_scale(self, factor: int) -> bool:
         """Whether the env takes :attr:`horizon_kwarg` times ``factor``."""
@@ -91,7 +95,7 @@ class CueTask:
     @property
     def horizon_value(self) -> int:
         """The value of :attr:`horizon_kwarg` (the card's default where not given)."""
-        return int({**card_of(self.env_id).kwargs, **self.env_kwargs}[self.horizon_kwarg])
+        return int({**card_of(self.env_id, self.card).kwargs, **self.env_kwargs}[self.horizon_kwarg])
 
     def cues(self, first_observations: np.ndarray) -> np.ndarray:
         """The cue of each episode from its first observation, as the bare env shows it.
@@ -100,45 +104,55 @@ class CueTask:
             first_observations: ``[N, D]`` float, the observations of step 0.
 
         Returns:
-            ``[N]`` int64 in ``[0, n_cues)``: T-Maze 0 for the upper arm, 1 the lower;
-            cue recall the cue's index.
+            ``[N]`` int64 in ``[0, n_cues)``: for ``read`` ``sign`` 0 where the value at
+            ``read_index`` is positive, 1 where negative (T-Maze: 0 the upper arm);
+            for ``one_hot`` the argmax of the ``n_cues`` values from ``read_index``.
         """
         obs = np.asarray(first_observations, dtype=np.float64)
-        if self.family == "tmaze":  # [junction, signal]: signal +1 up, -1 down on the oracle cell
-            return (obs[:, 1] < 0).astype(np.int64)
-        return obs[:, : self.n_cues].argmax(axis=1).astype(np.int64)  # the cue's one-hot
+        if self.read == "sign":
+            return (obs[:, self.read_index] < 0).astype(np.int64)
+        return obs[:, self.read_index : self.read_index + self.n_cues].argmax(axis=1).astype(np.int64)
 
 
-def cue_task(env_id: str, env_kwargs: dict[str, Any] | None = None) -> CueTask:
+def cue_task(
+    env_id: str, env_kwargs: dict[str, Any] | None = None, card: dict[str, Any] | None = None
+) -> CueTask:
     """The :class:`CueTask` of ``env_id`` with ``env_kwargs``.
 
+    Args:
+        env_id: the env's id.
+        env_kwargs: the variant's kwargs on top of the card's.
+        card: a run's carried card data (an outside env's); ``None``: the shipped card.
+
     Raises:
-        ValueError: the env is neither passive T-Maze nor cue recall (the message names
-            it and the valid ones), or the card has no fixed episode length.
+        ValueError: the card gives no ``cue``, or these kwargs break its ``cue.when``
+            (the message names the env and the valid ones), or the card has no fixed
+            episode length.
     """
     kwargs = dict(env_kwargs or {})
     try:
-        card = card_of(env_id)
+        found = card_of(env_id, card)
     except (KeyError, ValueError):
-        raise ValueError(f"env {env_id!r} has no shipped card; cue analyses take {VALID_ENVS}") from None
-    family = _FAMILIES.get(card.entry_point)
-    merged = {**card.kwargs, **kwargs}
-    if family is None or merged.get("active", False):
-        raise ValueError(f"env {env_id!r} {kwargs} is not a cue task; cue analyses take {VALID_ENVS}")
-    name, horizon_kwarg, max_value = family
-    length = card.episode_length_for(kwargs)
+        raise ValueError(f"env {env_id!r} has no shipped card; cue analyses take {valid_envs()}") from None
+    merged = {**found.kwargs, **kwargs}
+    when = found.cue.get("when") or {}
+    if not found.cue or any(merged.get(k) != v for k, v in when.items()):
+        raise ValueError(f"env {env_id!r} {kwargs} is not a cue task; cue analyses take {valid_envs()}")
+    length = found.episode_length_for(kwargs)
     if length is None:
         raise ValueError(f"env {env_id!r}: its card gives no fixed episode length")
-    ceiling = card.ceiling_for(kwargs)
+    ceiling = found.ceiling_for(kwargs)
     return CueTask(
         env_id=env_id,
         env_kwargs=kwargs,
-        family=name,
-        horizon_kwarg=horizon_kwarg,
-        horizon=card.horizon_for(kwargs),
+        horizon_kwarg=found.cue["horizon_kwarg"],
+        horizon=found.horizon_for(kwargs),
         episode_length=int(length),
-        n_cues=2 if name == "tmaze" else int(merged["num_cues"]),
+        n_cues=found.cue_count_for(kwargs),
         ceiling=ceiling if not math.isnan(ceiling) else math.nan,
-        optimal_return=float(card.optimal_return),
-        max_value=int(max_value),
+        optimal_return=float(found.optimal_return),
+        max_value=int(found.cue["horizon_max"]),
+        read=found.cue["read"],
+        read_index=int(found.cue["index"]),
+        card=card,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from pomdp_bench.reporting.statistics import (
     majority_test,
     probability_of_improvement,
     solve_statistics,
+    success_interval,
     t_interval,
     verdict_passes,
 )
@@ -129,7 +131,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "error": ("str", "last line of the error of a failed run"),
     "pomdp_bench_version": ("str", "package version"),
     "git_commit": ("str", "commit of the code that ran it (+dirty if uncommitted changes)"),
-    "machine": ("str", "CPU model, cores, Python and torch versions of the machine that ran it"),
+    "machine": (
+        "str",
+        "the machine that ran it, ;-separated: CPU model, family and model numbers, cores, Python and torch versions, the kernel ISA torch ran and the settings that cap it (older runs: model, cores, Python, torch)",
+    ),
     "created_at": ("str", "when the run finished, UTC ISO 8601"),
 }
 
@@ -206,7 +211,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "generalisation_limited_from": ("int", "the smallest tested multiple where that applies"),
     "success_rate": ("float", "mean over seeds of the runs' success_rate (envs scored by success)"),
-    "success_ci_low": ("float", "lower end of its 95% t interval over seeds (scipy.stats.t)"),
+    "success_ci_low": (
+        "float",
+        "lower end of its 95% Korn-Graubard interval: Clopper-Pearson on the effective episodes that the seeds' spread allows, inside [0, 1] (docs/statistics.md)",
+    ),
     "success_ci_high": ("float", "upper end of that interval"),
     "ff_ceiling": ("float", "feedforward ceiling: best expected return of a memoryless policy"),
     "ff_ceiling_source": (
@@ -271,7 +279,7 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "git_commit": ("str", "commit(s) of the code that ran the cell, ;-separated"),
     "cpu": (
         "str",
-        "CPU model(s) of the machines that ran the cell's runs, ;-separated (the first field of machine)",
+        "CPU model(s) of the machines that ran the cell's runs, ;-separated (the first field of machine), each with its family and model numbers and kernel ISA where the runs give them",
     ),
     "machine": ("str", "machine(s) that ran the cell, ;-separated"),
     "command": ("str", "the command that reproduces the suite"),
@@ -425,14 +433,14 @@ def runs_frame(rows: list[dict[str, Any]], suite: str) -> pd.DataFrame:
                 "created_at": row["created_at"],
                 # Not published (RUN_COLUMNS): the per-episode returns the verdict resamples,
                 # the card a run of an env without a shipped card carried, and its cell's
-                # seed count (finished_cells).
+                # seed count (finished_cells). success_episodes, from analysis_columns, too.
                 "episode_returns": result.get("final_returns") or [result["final_return"]],
                 "card": json_text(spec["card"]) if spec.get("card") is not None else "",
                 "cell_seeds": spec.get("cell_seeds"),
             }
         )
     frame = pd.DataFrame.from_records(
-        records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds"]
+        records, columns=[*RUN_COLUMNS, "episode_returns", "card", "cell_seeds", "success_episodes"]
     )
     frame["cell_seeds"] = frame["cell_seeds"].astype("float64")  # NaN: stored before counts were
     for column in ("bptt_length", "timesteps", "steps_to_solve", "generalisation_limited_from"):
@@ -460,6 +468,7 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         "generalisation_limited_by": "",
         "generalisation_limited_from": None,
         "success_rate": math.nan,
+        "success_episodes": math.nan,
     }
     notes = [
         f"{name}: {entry['status']}: {entry['error']}"
@@ -500,7 +509,8 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         )
     scored = analyses.get("success", {})
     if scored.get("status") == "ok":
-        out["success_rate"] = SuccessResult.from_dict(scored["value"]).rate
+        found_s = SuccessResult.from_dict(scored["value"])
+        out["success_rate"], out["success_episodes"] = found_s.rate, found_s.n_episodes
     return out
 
 
@@ -517,6 +527,16 @@ def _analysis_statistics(ok: pd.DataFrame) -> dict[str, Any]:
         kept = ok[column].dropna().to_numpy(dtype=np.float64)
         out[column] = float(kept.mean()) if len(kept) else math.nan
         out[f"{prefix}_ci_low"], out[f"{prefix}_ci_high"] = t_interval(kept)
+    scored = ok.dropna(subset=["success_rate"])  # a rate: an interval inside [0, 1]
+    # Each seed's episodes (harness/success.py's 100 where a frame lacks them).
+    episodes = (
+        scored["success_episodes"].fillna(100)
+        if "success_episodes" in scored
+        else 100.0 + 0 * scored["success_rate"]
+    )
+    out["success_ci_low"], out["success_ci_high"] = success_interval(
+        scored["success_rate"].to_numpy(dtype=np.float64), float(episodes.sum())
+    )
     chance = ok["cue_probe_chance"].dropna()
     out["cue_probe_chance"] = float(chance.iloc[0]) if len(chance) else math.nan
     classes = [c for c in ok["failure_class"] if c]
@@ -542,9 +562,32 @@ def _mmer_statistics(values: pd.Series) -> dict[str, float]:
     }
 
 
+def machine_fields(machine: str) -> dict[str, str]:
+    """The parts of a run's ``machine`` string (harness/provenance.py ``machine_line``):
+    ``cpu`` (the first field), and where given ``family``, ``model``, ``isa`` and each
+    ``NAME=value`` setting by its name. Older strings give the CPU model alone."""
+    parts = [part.strip() for part in str(machine).split(";")]
+    found = {"cpu": parts[0]}
+    for part in parts[1:]:
+        numbers = re.fullmatch(r"family (\S+) model (\S+)", part)
+        if numbers:
+            found["family"], found["model"] = numbers.groups()
+        elif part.startswith("ISA "):
+            found["isa"] = part.removeprefix("ISA ").strip()
+        elif re.fullmatch(r"[A-Z][A-Z0-9_]*=\S.*", part):
+            name, _, value = part.partition("=")
+            found[name] = value
+    return found
+
+
 def cpu_of(machine: str) -> str:
-    """The CPU model of a ``machine`` string (its first ``;``-separated field)."""
-    return str(machine).split(";", 1)[0].strip()
+    """The CPU of a ``machine`` string: its model, then in parentheses its family and model
+    numbers, the kernel ISA and the settings that cap it, where the string gives them."""
+    found = machine_fields(machine)
+    extra = [f"family {found['family']} model {found['model']}"] if "family" in found else []
+    extra += [f"ISA {found['isa']}"] if "isa" in found else []
+    extra += [f"{name}={value}" for name, value in found.items() if "=" not in name and name.isupper()]
+    return found["cpu"] + (f" ({', '.join(extra)})" if extra else "")
 
 
 def cpus(machines: Any) -> str:

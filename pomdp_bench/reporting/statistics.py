@@ -8,6 +8,9 @@
   5% and the t interval's lower end above the line (``tests/test_verdict.py`` checks
   it on the simulated families of ``tests/verdict_families.py``).
 - :func:`solve_rate_interval`: the exact (Clopper-Pearson) interval of a solve rate.
+- :func:`success_interval`: the Korn-Graubard interval of a success rate over seeds,
+  inside [0, 1] (``success_ci_low``, ``success_ci_high``; ``tests/test_success_interval.py``
+  checks its coverage on simulated cells).
 - :func:`probability_of_improvement`: rliable's P(X > Y) + P(X = Y) / 2 between two
   cells' runs, with a bootstrap interval.
 - :func:`two_level_interval`: a percentile bootstrap resampling seeds and, within
@@ -113,6 +116,47 @@ def solve_rate_interval(solved: int, n: int) -> tuple[float, float]:
         return math.nan, math.nan
     ci = stats.binomtest(solved, n).proportion_ci(confidence_level=0.95, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def success_interval(
+    rates: np.ndarray, n_episodes: float, confidence: float = T_CONFIDENCE
+) -> tuple[float, float]:
+    """The Korn-Graubard interval of a cell's success rate, the mean of its seeds' ``rates [n]``.
+
+    Seeds are the independent units; episodes within a seed are not (a seed that never
+    learned fails them all). So the binomial count is an effective one: ``n_eff = p (1 - p)
+    / var``, with ``var`` the squared standard error over seeds, at most the
+    ``n_episodes`` of all seeds together. Korn and Graubard (1998) shrink it by
+    ``(z / t)**2``, ``t`` on ``n - 1`` degrees of freedom, and take the Clopper-Pearson
+    interval of ``p n_eff`` successes in ``n_eff`` (``scipy.stats.beta.ppf``, which takes
+    counts that are not whole). The bounds lie in [0, 1].
+
+    Args:
+        rates: each seed's success rate, in [0, 1].
+        n_episodes: the episodes of all seeds together (their sum).
+        confidence: the interval's level.
+
+    Returns:
+        ``(low, high)``; NaN for fewer than two seeds (one seed has no spread to read).
+
+    Raises:
+        ValueError: a rate outside [0, 1] (the message names it).
+    """
+    values = np.asarray(rates, dtype=np.float64)
+    n = len(values)
+    if n < 2:
+        return math.nan, math.nan
+    if np.any((values < 0) | (values > 1)):
+        raise ValueError(f"success rates must lie in [0, 1], got {values.tolist()}")
+    p = float(values.mean())
+    var = float(values.var(ddof=1)) / n
+    n_eff = float(n_episodes) if var == 0 else min(float(n_episodes), p * (1 - p) / var)
+    alpha = 1 - confidence
+    n_eff *= (stats.norm.ppf(1 - alpha / 2) / stats.t.ppf(1 - alpha / 2, n - 1)) ** 2
+    x = p * n_eff
+    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n_eff - x + 1))
+    high = 1.0 if x >= n_eff else float(stats.beta.ppf(1 - alpha / 2, x + 1, n_eff - x))
+    return low, high
 
 
 def _improvement(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
