@@ -7,7 +7,8 @@ Two generated blocks, each between its markers:
   cost per env step (rollout and update, µs) at 16 copies and its update's share of the arithmetic limit at 256, from
   ``leaderboards/throughput.csv``; the longest T-Maze corridor and cue-recall delay PPO
   learned with pieces that cover an episode, from ``leaderboards/horizon_horizon.csv``
-  and, past the horizon suite's last horizon, ``leaderboards/horizon-long_horizon.csv``;
+  and ``leaderboards/horizon-long_horizon.csv`` as one ladder, each written by
+  :func:`pomdp_bench.reporting.limits.limit_text`;
   and its memory-suite verdicts (cells learned of cells run), from
   ``leaderboards/memory.csv``;
 - in ``docs/throughput.md`` (``<!-- throughput:start -->`` to ``<!-- throughput:end -->``),
@@ -30,6 +31,7 @@ import pandas as pd
 import torch
 
 from pomdp_bench.memory import MEMORY_KINDS, build_memory
+from pomdp_bench.reporting import limits
 
 ROOT = Path(__file__).resolve().parent.parent
 THROUGHPUT = "leaderboards/throughput.csv"
@@ -59,59 +61,12 @@ def _read(root: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else pd.DataFrame()
 
 
-def _censored(row: pd.Series) -> bool:
-    return str(row["limit_censored"]) == "True"
-
-
-def _longest(short: pd.Series | None, long: pd.Series | None) -> str:
-    """The longest horizon learned, across the horizon suite (``short``) and horizon-long.
-
-    horizon-long counts only when the horizon suite learned its own last horizon (its
-    next outcome is "not tried"): the two suites then form one ladder, and horizon-long
-    says what happened next. ``≥`` marks a limit that may be the budget's rather than
-    the kind's (the CSVs' ``limit_censored``).
-    """
-    if short is None and long is None:
-        return "—"
-    horizon, censored = 0, True
-    if short is not None:
-        horizon, censored = int(short["longest_horizon_learned"] or 0), _censored(short)
-    if long is not None and (short is None or short["next_outcome"] == "not tried"):
-        if int(long["longest_horizon_learned"] or 0) > horizon:
-            horizon = int(long["longest_horizon_learned"])
-        censored = _censored(long)
-    if horizon == 0:
-        # A kind that failed the first horizon tried but learned a longer one says so.
-        longer = [
-            r["max_horizon_learned"]
-            for r in (short, long)
-            if r is not None and _number(r.get("max_horizon_learned"))
-        ]
-        return f"none (learned at {int(max(longer))})" if longer else "none"
-    return f"≥ {horizon}" if censored else str(horizon)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not pd.isna(value) and value > 0
-
-
 def kinds_block(root: Path = ROOT) -> str:
     """The generated per-kind table for docs/memory-kinds.md, markers included."""
     throughput = _read(root, THROUGHPUT)
-    horizon = _read(root, HORIZON)
-    horizon_long = _read(root, HORIZON_LONG)
     memory = _read(root, MEMORY)
 
-    def ppo_long(table: pd.DataFrame, kind: str, env: str) -> pd.Series | None:
-        if table.empty:
-            return None
-        rows = table[
-            (table["agent"] == "ppo")
-            & (table["memory"] == kind)
-            & (table["env_id"] == env)
-            & table["pieces"].isin(["long", "n/a"])
-        ]
-        return None if rows.empty else rows.iloc[0]
+    reach_of = limits.answer_limits(limits.read_tables(root))
 
     def speed(kind: str) -> tuple[str, str]:
         if throughput.empty:
@@ -144,7 +99,7 @@ def kinds_block(root: Path = ROOT) -> str:
     ]
     for kind in MEMORY_KINDS:
         cost, share = speed(kind)
-        reach = [_longest(ppo_long(horizon, kind, env), ppo_long(horizon_long, kind, env)) for env in TASKS]
+        reach = [reach_of.get((env, "ppo", kind), "—") for env in TASKS]
         lines.append(
             f"| `{kind}` | {parameters(kind):,} | {cost} | {share} | "
             + " | ".join(reach)
@@ -158,10 +113,10 @@ def kinds_block(root: Path = ROOT) -> str:
         "Cost: a PPO run's wall time per env step, rollout and update. "
         f"Speeds: `scripts/arithmetic_limit.py` on {', '.join(machines) or 'no machine yet'}, one thread, "
         "PPO on TMaze-v1 at hidden size 64 ([Throughput](throughput.md)). "
-        "Horizons: pieces that cover an episode, the horizon suite then horizon-long; ≥ marks a limit "
-        "that may be the budget's (not tried further, or stopped by a cap short of ten times the steps "
-        "that solved the horizon below), "
-        "none a kind that failed the first horizon tried (with a longer one it learned in brackets). Verdicts: PPO cells of the memory suite.",
+        "Horizons: pieces that cover an episode, the horizon suite and horizon-long as one ladder, "
+        "by the README's rule ([the horizon limit](statistics.md#the-horizon-limit)); ≥ marks a limit "
+        "that may be the budget's, a bracket a longer horizon learned above one not learned. "
+        "Verdicts: PPO cells of the memory suite.",
         KINDS_MARKERS[1],
     ]
     return "\n".join(lines)

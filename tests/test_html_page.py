@@ -138,7 +138,7 @@ def test_the_page_opens_on_the_answer_with_provenance_below_each_table(built: tu
     answer, suite = page.index('id="answer"'), page.index(f'id="suite-{SUITE}"')
     assert answer < suite and page.index('href="#answer"') < answer
     table = page[page.index('id="table-answer"') : page.index("</table>", answer)]
-    assert '<td data-key="h-TMaze-v1" data-v="6" class="num">&ge; 6</td>' in table  # no stop rule: censored
+    assert '<td data-key="h-TMaze-v1" data-v="6" class="num">≥ 6</td>' in table  # no stop rule: censored
     assert f"{SUITE}/{SUITE}_horizon.svg" in page[answer:suite]
     assert page.index("How it was made", answer) < suite  # the answer's provenance, below its table
     assert page.index(f'id="table-{SUITE}"') < page.index("How it was made", suite)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.reporting import limits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,28 +46,11 @@ def test_parameters_count_the_memory_module() -> None:
     assert script.parameters("lstm") > script.parameters("gru")
 
 
-def _row(longest: int, next_outcome: str, censored: bool = False) -> pd.Series:
-    return pd.Series(
-        {"longest_horizon_learned": longest, "next_outcome": next_outcome, "limit_censored": censored}
-    )
-
-
-def test_horizon_long_extends_the_ladder_only_past_the_last_horizon_learned() -> None:
-    longest = _script()._longest
-    # The horizon suite learned its last horizon (10); horizon-long learned 20, then failed.
-    assert longest(_row(10, "not tried", True), _row(20, "plateaued")) == "20"
-    assert longest(_row(10, "not tried", True), _row(20, "budget", True)) == "≥ 20"
-    # horizon-long failed at the next horizon: the horizon suite's limit stands, as sure as that failure.
-    assert longest(_row(10, "not tried", True), _row(0, "plateaued")) == "10"
-    assert longest(_row(10, "not tried", True), None) == "≥ 10"
-    # The horizon suite failed before its last horizon: horizon-long does not count.
-    assert longest(_row(5, "plateaued"), _row(20, "plateaued")) == "5"
-    assert longest(_row(0, "plateaued"), None) == "none"
-    assert longest(None, None) == "—"
-    assert longest(None, _row(20, "not tried", True)) == "≥ 20"
-    # Failed the first horizon tried, learned a longer one: both are said.
-    failed_first = pd.Series({**_row(0, "plateaued"), "max_horizon_learned": 10.0})
-    assert longest(None, failed_first) == "none (learned at 10)"
+def test_the_horizon_columns_are_the_rules() -> None:
+    # One rule writes every limit (tests/test_answer_tables.py holds it to its cases).
+    block = _script().kinds_block()
+    texts = limits.answer_limits(limits.read_tables(ROOT))
+    assert f"| {texts['TMaze-v1', 'ppo', 'gru']} |" in block
 
 
 def test_a_page_without_markers_is_refused() -> None:

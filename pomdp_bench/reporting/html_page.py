@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from pomdp_bench.memory_names import MEMORY_KINDS
+from pomdp_bench.reporting import limits
 from pomdp_bench.reporting.leaderboard import CELL_COLUMNS, CELL_KEYS
 from pomdp_bench.reporting.statistics import curve_band, iqm_interval
 
@@ -525,16 +526,16 @@ def _cell_order(cells: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _answer_section(page: SuitePage) -> str:
-    """The answer the page opens on: per memory kind (rows) and env (columns), the
-    longest horizon learned with pieces that cover the episode, with the figure and the
-    suite's provenance below."""
-    horizon = page.horizon
-    if "long" in set(horizon["pieces"]):
-        horizon = horizon[horizon["pieces"] == "long"]
-    envs = sorted(set(horizon["env_id"]))
-    kinds = list(dict.fromkeys(horizon.sort_values("memory", kind="stable")["memory"]))
+def _answer_section(page: SuitePage, ladder: list[pd.DataFrame] | None = None) -> str:
+    """The answer the page opens on: per agent and memory kind (rows) and env (columns),
+    the limit's text by :func:`limits.limit_text` over ``ladder`` (the horizon tables of
+    the page's suite and the suites that extend it, :data:`limits.LADDERS`), with pieces
+    that cover the episode, then the figure and the suite's provenance."""
+    answer = limits.answer_limits(ladder if ladder is not None else [page.horizon])
+    envs = sorted({env for env, _, _ in answer})
+    keys = sorted({(agent, kind) for _, agent, kind in answer})
     header = (
+        '<th scope="col" tabindex="0" aria-sort="none" data-key="agent" data-type="str">agent</th>'
         '<th scope="col" tabindex="0" aria-sort="none" data-key="memory" data-type="str">memory</th>'
         + "".join(
             f'<th scope="col" tabindex="0" aria-sort="none" data-key="h-{_html_id(env)}" data-type="num" '
@@ -543,31 +544,37 @@ def _answer_section(page: SuitePage) -> str:
         )
     )
     rows = []
-    for kind in kinds:
-        tds = [_table_cell("memory", kind, f"<code>{html.escape(kind)}</code>")]
+    for agent, kind in keys:
+        tds = [
+            _table_cell("agent", agent, html.escape(agent)),
+            _table_cell("memory", kind, f"<code>{html.escape(kind)}</code>"),
+        ]
         for env in envs:
-            row = horizon[(horizon["memory"] == kind) & (horizon["env_id"] == env)]
-            if row.empty:
+            text = answer.get((env, agent, kind))
+            if text is None:
                 tds.append(
                     _table_cell(f"h-{_html_id(env)}", None, '<span class="na">not tried</span>', "num")
                 )
                 continue
-            limit = int(row["longest_horizon_learned"].max())
-            censored = bool(row["limit_censored"].astype(str).eq("True").any())
-            text = ("&ge; " if censored and limit > 0 else "") + str(limit)
-            tds.append(_table_cell(f"h-{_html_id(env)}", limit, text, "num"))
-        rows.append(f'<tr data-memory="{html.escape(kind, quote=True)}">{"".join(tds)}</tr>')
+            tds.append(_table_cell(f"h-{_html_id(env)}", limits.sort_value(text), html.escape(text), "num"))
+        rows.append(
+            f'<tr data-agent="{html.escape(agent, quote=True)}" data-memory="{html.escape(kind, quote=True)}">'
+            f"{''.join(tds)}</tr>"
+        )
+    names = ", ".join(limits.LADDERS.get(page.name, (page.name,)))
     figure = "".join(_figure(f) for f in page.figures if f.endswith("_horizon.svg"))
     provenance = "".join(f"<li>{_inline_markdown(line)}</li>" for line in page.provenance)
     return (
         '<section class="answer" id="answer" aria-labelledby="h-answer">'
         '<h2 id="h-answer">The answer: how far each memory kind remembers</h2>'
         "<p>The longest horizon each kind learned, with every shorter horizon learned too, "
-        "trained on pieces that cover an episode. 0: not even the shortest. &ge;: the next horizon was cut "
-        f"short by a plateau or cap, so the limit may be higher. Its cells are in suite "
+        "trained on pieces that cover an episode, over the suites of one ladder. &ge;: the next horizon was "
+        "not tried, or cut short by a plateau or cap, so the limit may be higher. A bracket: a longer "
+        "horizon learned above one not learned. none: nothing learned in the horizons tried. "
+        "The README and the docs write each limit by the same rule. Its cells are in suite "
         f'<a href="#suite-{_html_id(page.name)}"><code>{html.escape(page.name)}</code></a> below.</p>'
         '<div class="table-wrap" tabindex="0" role="region" aria-label="longest horizon learned">'
-        f'<table class="lb" id="table-answer"><caption>longest horizon learned, from {html.escape(page.name)}'
+        f'<table class="lb" id="table-answer"><caption>longest horizon learned, from {html.escape(names)}'
         f"</caption><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         + (f'<div class="figures">{figure}</div>' if figure else "")
         + f'<h3>How it was made</h3><ul class="provenance">{provenance}</ul>'
@@ -609,7 +616,11 @@ def render_page(suites: list[SuitePage]) -> str:
     """The page for ``suites``, as text (the same tables give the same text)."""
     details: dict[str, Any] = {}
     suites = page_order(suites)
-    answer = _answer_section(suites[0]) if suites and suites[0].spans_horizons() else ""
+    answer = ""
+    if suites and suites[0].spans_horizons():
+        ladder = limits.LADDERS.get(suites[0].name, (suites[0].name,))
+        by_name = {p.name: p.horizon for p in suites}
+        answer = _answer_section(suites[0], [by_name[n] for n in ladder if n in by_name])
     sections = [answer] + [_suite_section(page, details) for page in suites]
     nav = ('<li><a href="#answer">the answer</a></li>' if answer else "") + "".join(
         f'<li><a href="#suite-{_html_id(p.name)}"><code>{html.escape(p.name)}</code></a> ({len(p.cells)} cells)</li>'

@@ -29,3 +29,13 @@ def mmer(curve: Iterable[Sequence[float]] | None) -> float:
     :func:`~pomdp_bench.harness.train_curve.iteration_means`' ``[(steps, mean)]``; NaN for an empty or missing curve."""
     values = [float(v) for _, v in (curve or [])]
     return max(values) if values else math.nan
+
+
+def above_line(mmer_ci_low: float, ff_ceiling: float, optimal_return: float) -> bool:
+    """The verdict on a cell's MMER that a table's bold reads: the lower end of its 95%
+    interval over seeds lies above the line halfway from the ceiling to the optimum.
+    This is the interval half of ``learned``, applied to MMER; False where any is NaN."""
+    values = (mmer_ci_low, ff_ceiling, optimal_return)
+    if any(v is None or math.isnan(float(v)) for v in values):
+        return False
+    return float(mmer_ci_low) > (float(ff_ceiling) + float(optimal_return)) / 2

@@ -1,0 +1,190 @@
+"""Every answer table writes a horizon limit by one rule, and they agree cell for cell.
+
+The rule is :func:`pomdp_bench.reporting.limits.limit_text`; the tables are the README's
+answer block, docs/memory-kinds.md, docs/findings.md's limits block and
+leaderboards/index.html's answer table. The POPGym table's bold reads a verdict on MMER.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from pomdp_bench.reporting import limits, mmer
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = {"TMaze-v1": 0, "CueRecall-v0": 1}
+
+
+def _row(tried, longest, next_horizon=None, outcome="not tried", highest=None, note=""):
+    return {
+        "horizons_tried": ";".join(str(h) for h in tried),
+        "longest_horizon_learned": longest,
+        "max_horizon_learned": highest,
+        "horizon_note": note,
+        "next_horizon": next_horizon,
+        "next_outcome": outcome,
+        "pieces": "long",
+    }
+
+
+def test_a_monotone_limit_followed_by_a_counted_failure_is_bare() -> None:
+    assert limits.limit_text([_row([5, 10, 20], 10, 20, "failed")]) == "10"
+
+
+@pytest.mark.parametrize("outcome", ["plateaued", "budget", "no verdict"])
+def test_a_limit_is_censored_unless_the_next_horizon_failed(outcome: str) -> None:
+    assert limits.limit_text([_row([5, 10, 20], 10, 20, outcome)]) == "≥ 10"
+
+
+def test_a_limit_with_nothing_tried_above_is_censored() -> None:
+    assert limits.limit_text([_row([5, 10], 10)]) == "≥ 10"
+
+
+def test_a_longer_horizon_learned_above_one_not_is_a_bracket() -> None:
+    row = _row([5, 10, 20], 0, 5, "plateaued", highest=10, note="learned at 10 but not at 5")
+    assert limits.limit_text([row]) == "learned at 10, not at 5"
+
+
+def test_a_bracket_follows_a_limit_above_zero() -> None:
+    row = _row([5, 10, 20, 50], 5, 10, "failed", highest=20, note="learned at 20 but not at 10")
+    assert limits.limit_text([row]) == "5 (learned at 20, not at 10)"
+
+
+def test_none_only_when_nothing_was_learned() -> None:
+    assert limits.limit_text([_row([5, 10, 100], 0, 5, "failed")]) == "none (tried 5…100)"
+    assert limits.limit_text([_row([100], 0, 100, "budget")]) == "none (tried 100)"
+    assert limits.limit_text([]) == "—"
+
+
+def test_a_ladder_of_two_suites_reads_as_one() -> None:
+    short = _row([5, 10], 10)
+    longer = _row([20, 50], 20, 50, "failed")
+    assert limits.limit_text([short, longer]) == "20"
+    # a failure at the first horizon does not hide a longer one learned in the next suite
+    failed = _row([5], 0, 5, "plateaued")
+    learned = _row([10, 20], 10, 20, "plateaued")
+    assert limits.limit_text([failed, learned]) == "learned at 10, not at 5"
+
+
+def test_sort_value_reads_the_monotone_limit() -> None:
+    assert [limits.sort_value(t) for t in ("101", "≥ 51", "learned at 10, not at 5", "none (tried 5)")] == [
+        101,
+        51,
+        0,
+        0,
+    ]
+
+
+def _expected() -> dict[tuple[str, str, str], str]:
+    return limits.answer_limits(limits.read_tables(ROOT))
+
+
+def _markdown_rows(text: str, start: str, end: str) -> list[list[str]]:
+    block = text[text.index(start) : text.index(end)]
+    rows = []
+    for line in block.splitlines():
+        if line.startswith("| `") or re.match(r"^\| \w+ \| `", line):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return rows
+
+
+def test_the_readme_answer_agrees_with_the_rule() -> None:
+    expected = _expected()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("<!-- answer:start -->") : text.index("Every agent's longest T-Maze")]
+    seen = 0
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `"):
+            agent, kind, values = "ppo", cells[0].strip("`"), cells[1:3]
+        elif re.match(r"^\| (pqn|sac|dqn) \| `", line):
+            agent, kind, values = cells[0], cells[1].strip("`"), cells[2:4]
+        else:
+            continue
+        for env, i in TASKS.items():
+            assert values[i] == expected.get((env, agent, kind), "—"), (env, agent, kind)
+            seen += 1
+    assert seen >= 2 * 15
+
+
+def test_memory_kinds_page_agrees_with_the_rule() -> None:
+    expected = _expected()
+    text = (ROOT / "docs" / "memory-kinds.md").read_text(encoding="utf-8")
+    rows = _markdown_rows(text, "<!-- kinds:start -->", "<!-- kinds:end -->")
+    assert rows
+    for cells in rows:
+        kind = cells[0].strip("`")
+        for env, i in TASKS.items():
+            assert cells[4 + i] == expected.get((env, "ppo", kind), "—"), (env, kind)
+
+
+def test_findings_block_agrees_with_the_rule() -> None:
+    expected = _expected()
+    text = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
+    block = text[text.index("<!-- limits:start -->") : text.index("<!-- limits:end -->")]
+    names = {"T-Maze corridor": "TMaze-v1", "cue-recall delay": "CueRecall-v0"}
+    seen = set()
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 2 or cells[0] not in names:
+            continue  # the rows of pieces half the horizon are checked below
+        env = names[cells[0]]
+        for entry in cells[1].split("; "):
+            kind, value = re.match(r"`([^`]+)` (.+)", entry).groups()
+            assert value == expected[(env, "ppo", kind)], (env, kind)
+            seen.add((env, kind))
+    assert seen == {(env, kind) for env, agent, kind in expected if agent == "ppo"}
+    short = limits.answer_limits(limits.read_tables(ROOT), ("short",))
+    for line in block.splitlines():
+        if ", pieces half the horizon |" in line:
+            name, entries = [c.strip() for c in line.strip().strip("|").split("|")]
+            env = names[name.removesuffix(", pieces half the horizon")]
+            for entry in entries.split("; "):
+                kind, value = re.match(r"`([^`]+)` (.+)", entry).groups()
+                assert value == short[(env, "ppo", kind)]
+
+
+def test_the_html_answer_agrees_with_the_rule() -> None:
+    expected = _expected()
+    page = (ROOT / "leaderboards" / "index.html").read_text(encoding="utf-8")
+    table = re.search(r'<table class="lb" id="table-answer">(.*?)</table>', page, re.S).group(1)
+    envs = re.findall(r'data-key="h-[^"]*" data-type="num" title="[^"]*">([^<]+)</th>', table)
+    rows = re.findall(r'<tr data-agent="([^"]+)" data-memory="([^"]+)">(.*?)</tr>', table, re.S)
+    assert rows and set(envs) == set(TASKS)
+    for agent, kind, body in rows:
+        texts = [
+            re.sub(r"<[^>]+>", "", html.unescape(t)) for t in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S)
+        ]
+        for env, text in zip(envs, texts[2:], strict=True):
+            assert text == expected.get((env, agent, kind), "not tried"), (env, agent, kind)
+    assert {(a, k) for a, k, _ in rows} == {(a, k) for _, a, k in expected}
+
+
+def test_popgym_bold_reads_the_mmer_verdict() -> None:
+    assert mmer.above_line(0.8, 0.0, 1.0)
+    assert not mmer.above_line(0.4, 0.0, 1.0)
+    assert not mmer.above_line(float("nan"), 0.0, 1.0)
+    spec = importlib.util.spec_from_file_location("readme_answer", ROOT / "scripts" / "readme_answer.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    import pandas as pd
+
+    cells = pd.read_csv(ROOT / script.POPGYM)
+    lines = script._popgym(ROOT)
+    header = next(line for line in lines if line.startswith("| memory |"))
+    names = [c.strip() for c in header.strip("|").split("|")][1:]
+    for line in lines:
+        if not line.startswith("| `"):
+            continue
+        cells_text = [c.strip() for c in line.strip("|").split("|")]
+        kind = cells_text[0].strip("`")
+        for name, text in zip(names, cells_text[1:], strict=True):
+            row = cells[(cells["memory"] == kind) & (cells["env_id"] == f"popgym-{name}-v0")].iloc[0]
+            bold = mmer.above_line(row["mmer_ci_low"], row["ff_ceiling"], row["optimal_return"])
+            assert text.startswith("**") == bold, (kind, name)
+            assert text.strip("*") == f"{row['mmer_mean']:.2f}"
