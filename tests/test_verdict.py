@@ -160,3 +160,25 @@ def test_more_seeds_show_a_cell_whose_seeds_mostly_solve_and_not_one_at_the_midp
     assert five <= 0.40, five
     assert twenty >= 0.70, twenty
     assert at_midpoint <= 0.06, at_midpoint
+
+
+def test_a_verdict_holds_only_where_one_flipped_seed_leaves_it_as_it_is() -> None:
+    """``verdict_holds``: at 5 seeds a learned cell never holds (all 5 must be above the
+    line); 10 seeds all at the optimum hold; a cell far below the line holds; 4 of 5 above
+    does not (one more solved seed would make it learned)."""
+    from pomdp_bench.reporting.statistics import verdict_survives_one_flip as holds
+
+    ceiling, optimum = 0.5, 1.0
+    line = (ceiling + optimum) / 2
+    assert statistics.verdict_passes(np.full(5, 1.0), line) and not holds(
+        np.full(5, 1.0), line, ceiling, optimum
+    )
+    assert statistics.verdict_passes(np.full(10, 1.0), line) and holds(
+        np.full(10, 1.0), line, ceiling, optimum
+    )
+    nine = np.array([1.0] * 9 + [0.5])  # learned at 9 of 10, but one more failure breaks it
+    assert statistics.verdict_passes(nine, line) and not holds(nine, line, ceiling, optimum)
+    assert holds(np.full(5, 0.5), line, ceiling, optimum)  # not learned, and stays so
+    four = np.array([1.0, 1.0, 1.0, 1.0, 0.5])
+    assert not statistics.verdict_passes(four, line) and not holds(four, line, ceiling, optimum)
+    assert not holds(np.array([]), line, ceiling, optimum) and not holds(four, float("nan"), ceiling, optimum)

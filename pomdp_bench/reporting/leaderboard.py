@@ -41,6 +41,7 @@ from pomdp_bench.reporting.statistics import (
     success_interval,
     t_interval,
     verdict_passes,
+    verdict_survives_one_flip,
 )
 
 # column -> (type, meaning). Types: str, int, float, bool.
@@ -242,6 +243,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "learned": (
         "bool",
         "return_ci_low > (ff_ceiling + optimal_return) / 2 and majority_p <= 0.05: the mean is above the line and more than half of the seeds are (at 5 seeds: all 5); empty below 5 seeds, and where the optimum is unknown or the ceiling only a lower bound",
+    ),
+    "verdict_holds": (
+        "bool",
+        "learned would stay as it is if any one seed ended on the other side of the line (a seed above moved to ff_ceiling, one below to optimal_return), as a run on another CPU's kernels may; empty where learned is",
     ),
     "verdict_note": (
         "str",
@@ -799,6 +804,16 @@ def _add_ceilings(cells: pd.DataFrame) -> None:
         index=cells.index,
     )
     cells["learned"] = _verdict(passed, judged)
+    holds = pd.Series(
+        [
+            verdict_survives_one_flip(means, line, ceiling, optimum)
+            for means, line, ceiling, optimum in zip(
+                cells["seed_means"], midpoint, cells["ff_ceiling"], cells["optimal_return"], strict=True
+            )
+        ],
+        index=cells.index,
+    )
+    cells["verdict_holds"] = _verdict(holds, judged)
     cells["verdict_note"] = [
         "; ".join(part for part in (note, _solved_not_learned(cell, line)) if part)
         for note, (_, cell), line in zip(cells["verdict_note"], cells.iterrows(), midpoint, strict=True)

@@ -109,6 +109,25 @@ def verdict_passes(seed_means: np.ndarray, line: float) -> Any:
     return bool(passed) if values.ndim == 1 else passed
 
 
+def verdict_survives_one_flip(seed_means: np.ndarray, line: float, ceiling: float, optimum: float) -> bool:
+    """Whether :func:`verdict_passes` gives the same answer when any one seed ends on the
+    other side of ``line``: a seed above it moved to ``ceiling`` (a seed that failed, as a
+    memoryless policy ends), a seed at or below it moved to ``optimum`` (one that solved).
+
+    This is the change a run makes when another CPU's kernels send it down another path
+    (issue 70): at 5 seeds every ``learned`` verdict fails it, since ``learned`` needs all
+    5 seeds above the line. ``seed_means [n]``; ``False`` for no seeds or a NaN line.
+    """
+    values = np.asarray(seed_means, dtype=np.float64)
+    if values.size == 0 or math.isnan(line) or math.isnan(ceiling) or math.isnan(optimum):
+        return False
+    verdict = verdict_passes(values, line)
+    flipped = np.repeat(values[None, :], values.size, axis=0)  # [n, n]: row i flips seed i
+    diagonal = np.arange(values.size)
+    flipped[diagonal, diagonal] = np.where(values > line, ceiling, optimum)
+    return bool(np.all(verdict_passes(flipped, line) == verdict))
+
+
 def solve_rate_interval(solved: int, n: int) -> tuple[float, float]:
     """The exact (Clopper-Pearson) 95% interval of a solve rate from ``solved`` of ``n``
     (``scipy.stats.binomtest(...).proportion_ci(method="exact")``); NaN for ``n = 0``."""
