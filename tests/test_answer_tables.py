@@ -1,8 +1,9 @@
 """Every answer table writes a horizon limit by one rule, and they agree cell for cell.
 
 The rule is :func:`pomdp_bench.reporting.limits.limit_text`; the tables are the README's
-answer block, docs/memory-kinds.md, docs/findings.md's limits block and
-leaderboards/index.html's answer table. The POPGym table's bold reads a verdict on MMER.
+answer block, its table beside Ni et al. (``leaderboards/reference_ni2023.csv``),
+docs/memory-kinds.md, docs/findings.md's limits block and leaderboards/index.html's
+answer table. The POPGym table's bold reads a verdict on MMER.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from pomdp_bench.reporting import limits, mmer
+from pomdp_bench.reporting import limits, mmer, references
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = {"TMaze-v1": 0, "CueRecall-v0": 1}
@@ -112,6 +114,55 @@ def test_the_readme_answer_agrees_with_the_rule() -> None:
     assert seen >= 2 * 15
 
 
+def _ni_cells(lines: list[str]) -> dict[tuple[str, str], str]:
+    """The "our limit" cell of the Ni et al. table's lines, by (agent, kind)."""
+    header = next(line for line in lines if line.startswith("| their model |"))
+    names = [c.strip() for c in header.strip().strip("|").split("|")]
+    cells = {}
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("| "):
+            break
+        row = dict(zip(names, (c.strip() for c in line.strip().strip("|").split("|")), strict=True))
+        if row["our agent"]:
+            cells[row["our agent"], row["our kind"].strip("`")] = row["our limit"]
+    return cells
+
+
+def test_the_ni_table_reads_the_rule() -> None:
+    """The table beside Ni et al., as report builds it from the horizon tables, writes
+    every limit by the rule: its ``limit_text`` column and its Markdown, cell for cell."""
+    expected = _expected()
+    reference = references.load_reference("ni2023")
+    # every horizon table, in the order of their file names, as report passes them
+    tables = [pd.read_csv(path) for path in sorted((ROOT / "leaderboards").glob("*_horizon.csv"))]
+    table = references.comparison_table(reference, tables)
+    ours = table[table["agent"].notna()]
+    assert len(ours) >= 8
+    for row in ours.itertuples():
+        key = (reference["env_id"], row.agent, row.memory)
+        assert row.limit_text == expected[key], key
+    cells = _ni_cells(references.markdown(table).splitlines())
+    assert cells == {(r.agent, r.memory): r.limit_text for r in ours.itertuples()}
+    kinds = {kind for ref in reference["rows"] for kind in ref["kinds"]}
+    assert set(cells) == {(a, k) for e, a, k in expected if e == reference["env_id"] and k in kinds}
+
+
+def test_the_readmes_ni_table_agrees_with_the_rule() -> None:
+    """The published table beside Ni et al. (README and its CSV) agrees with the rule."""
+    expected = _expected()
+    env = references.load_reference("ni2023")["env_id"]
+    published = pd.read_csv(ROOT / "leaderboards" / "reference_ni2023.csv")
+    assert "limit_text" in published, "republish: the CSV predates its limit_text column"
+    for row in published[published["agent"].notna()].itertuples():
+        assert row.limit_text == expected[(env, row.agent, row.memory)], (row.agent, row.memory)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("Every agent's longest T-Maze") : text.index("<!-- answer:end -->")]
+    cells = _ni_cells(block.splitlines())
+    assert cells
+    for (agent, kind), value in cells.items():
+        assert value == expected[(env, agent, kind)], (agent, kind)
+
+
 def test_memory_kinds_page_agrees_with_the_rule() -> None:
     expected = _expected()
     text = (ROOT / "docs" / "memory-kinds.md").read_text(encoding="utf-8")
@@ -172,8 +223,6 @@ def test_popgym_bold_reads_the_mmer_verdict() -> None:
     spec = importlib.util.spec_from_file_location("readme_answer", ROOT / "scripts" / "readme_answer.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    import pandas as pd
-
     cells = pd.read_csv(ROOT / script.POPGYM)
     lines = script._popgym(ROOT)
     header = next(line for line in lines if line.startswith("| memory |"))

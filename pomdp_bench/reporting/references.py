@@ -5,10 +5,18 @@ longest horizon learned on the reference's env, with the agent, budget and seeds
 learned it, next to the published limit. Both sides come from data: the horizon tables
 (those ``report`` writes as ``<suite>_horizon.csv``, passed in memory) and the reference
 file. Nothing is typed by hand.
+
+Our limit's text (column ``limit_text``, the table's "our limit") is
+:func:`pomdp_bench.reporting.limits.limit_text` over the suites of the horizon ladder
+(:data:`~pomdp_bench.reporting.limits.LADDERS`) with pieces that cover an episode, the
+rule of every answer table, so this table agrees with them cell for cell
+(``tests/test_answer_tables.py``). The numeric columns are those of the row with the
+longest monotone limit among the rows that text reads.
 """
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +24,7 @@ import pandas as pd
 import yaml
 
 from pomdp_bench.data import data_dir
+from pomdp_bench.reporting import limits
 
 COLUMNS = (
     "reference_model",
@@ -30,7 +39,12 @@ COLUMNS = (
     "next_horizon",
     "next_outcome",
     "agreement",
+    "limit_text",
 )
+
+LADDER = "horizon"
+"""The ladder of suites (:data:`limits.LADDERS`) whose horizon tables give our limits, as
+in the answer tables."""
 
 
 def load_reference(name: str) -> dict[str, Any]:
@@ -47,20 +61,24 @@ def load_reference(name: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text())
 
 
-def _agreement(ours: float, censored: bool, theirs: float | None) -> str:
-    if pd.isna(ours) or ours == 0:
+def _agreement(text: str, theirs: float | None) -> str:
+    """Our limit's text (:func:`limits.limit_text`) against the published limit: its
+    monotone limit reaches theirs or not; ``≥`` makes ours a lower bound."""
+    if text == limits.NOT_TRIED or text.startswith("none"):
         return "not learned here"
     if theirs is None:
         return "no published limit read"
-    if ours >= theirs:
+    if limits.sort_value(text) >= theirs:
         return "reaches theirs"
-    return "below theirs (ours a lower bound)" if censored else "below theirs"
+    return "below theirs (ours a lower bound)" if text.startswith("≥") else "below theirs"
 
 
 def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFrame]) -> pd.DataFrame:
     """One row per (reference row, memory kind, agent) that our horizon tables hold for the
-    reference's env: our longest horizon learned beside the published one. A kind with no
-    row of ours gets one row with empty columns of ours.
+    reference's env: our limit beside the published one. Ours are the rows of the suites of
+    the horizon ladder (:data:`LADDER`) with pieces that cover an episode, read as the
+    answer tables read them (:func:`limits.limit_text`). A kind with no row of ours gets
+    one row with empty columns of ours.
 
     Args:
         reference: a parsed reference file (:func:`load_reference`).
@@ -68,7 +86,11 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
     """
     ours = pd.concat(horizon_tables, ignore_index=True) if horizon_tables else pd.DataFrame()
     if not ours.empty:
-        ours = ours[ours["env_id"] == reference["env_id"]]
+        ours = ours[
+            (ours["env_id"] == reference["env_id"])
+            & ours["suite"].isin(limits.LADDERS.get(LADDER, (LADDER,)))
+            & ours["pieces"].astype(str).isin(limits.COVERING_PIECES)
+        ]
     rows = []
     for ref in reference["rows"]:
         theirs = ref.get("longest_horizon")
@@ -83,8 +105,9 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
             if mine.empty:
                 rows.append({**head, "memory": kind, "agreement": "not run here"})
                 continue
-            # The longest limit over suites and pieces, per agent.
+            # Per agent: the limit's text over the ladder, the numbers of its longest row.
             for (agent,), group in mine.groupby(["agent"], sort=True):
+                text = limits.limit_text(group.to_dict("records"))
                 best = group.sort_values("longest_horizon_learned", na_position="first").iloc[-1]
                 learned = best["longest_horizon_learned"]
                 censored = bool(best["limit_censored"])
@@ -98,7 +121,8 @@ def comparison_table(reference: dict[str, Any], horizon_tables: list[pd.DataFram
                         "limit_censored": censored,
                         "next_horizon": best["next_horizon"],
                         "next_outcome": best["next_outcome"],
-                        "agreement": _agreement(learned, censored, theirs),
+                        "agreement": _agreement(text, theirs),
+                        "limit_text": text,
                     }
                 )
     return pd.DataFrame(rows, columns=list(COLUMNS))
@@ -138,11 +162,14 @@ def markdown(table: pd.DataFrame) -> str:
         def text(value: Any, fmt: str = "{}") -> str:
             return "" if value is None or (isinstance(value, float) and pd.isna(value)) else fmt.format(value)
 
-        ours = text(row.longest_horizon_learned, "{:.0f}")
-        if ours == "0":
-            ours = "none"
-        elif ours and bool(row.limit_censored):
-            ours = "≥ " + ours
+        ours = getattr(row, "limit_text", None)  # a bare number reads back from a CSV as one
+        ours = text(ours, "{:.0f}" if isinstance(ours, numbers.Real) else "{}")
+        if not ours and "limit_text" not in table:  # a CSV written before the column: the old text
+            ours = text(row.longest_horizon_learned, "{:.0f}")
+            if ours == "0":
+                ours = "none"
+            elif ours and bool(row.limit_censored):
+                ours = "≥ " + ours
         lines.append(
             f"| {row.reference_model} | {text(row.reference_longest_horizon, '{:.0f}') or 'not read'} "
             f"| {text(row.reference_budget_steps, '{:.0e}')} | `{row.memory}` | {text(row.agent)} | {ours} "
