@@ -164,12 +164,6 @@ def markdown(table: pd.DataFrame) -> str:
 
         ours = getattr(row, "limit_text", None)  # a bare number reads back from a CSV as one
         ours = text(ours, "{:.0f}" if isinstance(ours, numbers.Real) else "{}")
-        if not ours and "limit_text" not in table:  # a CSV written before the column: the old text
-            ours = text(row.longest_horizon_learned, "{:.0f}")
-            if ours == "0":
-                ours = "none"
-            elif ours and bool(row.limit_censored):
-                ours = "≥ " + ours
         lines.append(
             f"| {row.reference_model} | {text(row.reference_longest_horizon, '{:.0f}') or 'not read'} "
             f"| {text(row.reference_budget_steps, '{:.0e}')} | `{row.memory}` | {text(row.agent)} | {ours} "
