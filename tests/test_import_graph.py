@@ -210,6 +210,7 @@ HARNESS_LAYERS: dict[str, tuple[int, str]] = {
     "analysis_records": (0, "records"),
     "train_curve": (0, "records"),
     "published": (0, "records"),
+    "kernels": (0, "records"),
     "weight_files": (0, "records"),
     # execution: expanding suites and training runs
     "stopping": (1, "execution"),

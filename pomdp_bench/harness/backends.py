@@ -19,6 +19,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from pomdp_bench.harness.kernels import KERNEL_SETTINGS
+from pomdp_bench.harness.kernels import apply as apply_kernels
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import RunResult, RunSpec
 
@@ -26,9 +28,11 @@ Claim = Callable[[RunSpec], bool]
 """Asked just before a run starts: True to train it here, False to skip it."""
 
 
-def init_worker(gpu_ids: Any = None) -> None:
-    """One torch thread; with ``gpu_ids`` (a queue), this worker sees one GPU of its own."""
+def init_worker(gpu_ids: Any = None, kernels: str = "native") -> None:
+    """One torch thread; with ``gpu_ids`` (a queue), this worker sees one GPU of its own;
+    the CPU kernel setting ``kernels`` is taken before torch is imported."""
     os.environ["OMP_NUM_THREADS"] = "1"
+    apply_kernels(kernels)
     if gpu_ids is not None:  # before torch initialises CUDA: "cuda" is then this GPU
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_ids.get())
     import torch
@@ -71,6 +75,7 @@ class LocalBackend:
             progress: told when a run starts, advances and ends.
             claim: asked before each run starts; a run it refuses is skipped (not yielded).
         """
+        kernels = sweep_kernels(specs)
         ctx = mp.get_context("spawn")  # no fork of a parent that may hold torch threads
         manager = ctx.Manager()
         messages = manager.Queue()
@@ -83,7 +88,7 @@ class LocalBackend:
                     for worker in range(self.workers):
                         gpu_ids.put(worker % self.gpus)
                 pool = ProcessPoolExecutor(
-                    self.workers, mp_context=ctx, initializer=init_worker, initargs=(gpu_ids,)
+                    self.workers, mp_context=ctx, initializer=init_worker, initargs=(gpu_ids, kernels)
                 )
                 in_flight: dict[Future, RunSpec] = {}
                 broken = False
@@ -115,6 +120,18 @@ class LocalBackend:
                 pool.shutdown(wait=True, cancel_futures=True)
         finally:
             manager.shutdown()
+
+
+def sweep_kernels(specs: list[RunSpec]) -> str:
+    """The one CPU kernel setting of ``specs`` (``native`` for none): a worker takes one.
+
+    Raises:
+        ValueError: the specs ask for more than one setting.
+    """
+    found = sorted({spec.kernels for spec in specs})
+    if len(found) > 1:
+        raise ValueError(f"a sweep runs under one kernel setting; these specs ask for {found}")
+    return found[0] if found else "native"
 
 
 def _drain(messages: Any, progress: SweepProgress) -> None:
@@ -216,7 +233,10 @@ class RayBackend:
 
         def submit(spec: RunSpec, attempt: int) -> None:
             gpus = 1 if spec.device.startswith("cuda") else 0  # Ray sets CUDA_VISIBLE_DEVICES
-            pending[task.options(num_gpus=gpus).remote(spec.to_dict())] = (spec, attempt)
+            options: dict[str, Any] = {"num_gpus": gpus}
+            if KERNEL_SETTINGS[spec.kernels]:  # a worker process that starts with the setting
+                options["runtime_env"] = {"env_vars": dict(KERNEL_SETTINGS[spec.kernels])}
+            pending[task.options(**options).remote(spec.to_dict())] = (spec, attempt)
 
         while todo or pending:
             limit = self._limit(claim)

@@ -31,6 +31,8 @@ from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance
 from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.estimate import describe, estimate
+from pomdp_bench.harness.kernels import KERNEL_SETTINGS
+from pomdp_bench.harness.kernels import check_supported as check_kernels_supported
 from pomdp_bench.harness.progress import SweepProgress
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import (
@@ -108,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="cpu",
         help="where runs train: cpu (default; the published numbers), cuda (each local worker "
         "gets a GPU of its own; on Ray, each run asks for one), or cuda:N. Part of each run's key.",
+    )
+    parser.add_argument(
+        "--kernels",
+        choices=sorted(KERNEL_SETTINGS),
+        default="native",
+        help="the CPU kernel path runs train on: native (default; the CPU's own choice), or avx2 "
+        "or sse41, one path on any x86-64 CPU that has it (docs/reproducibility.md). Part of "
+        "each run's key when not native.",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
@@ -315,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             cards=args.cards,
             env_kwargs=env_kwargs,
+            kernels=args.kernels,
         )
+        check_kernels_supported(args.kernels)
     except (ValueError, TypeError) as err:
         parser.error(str(err))
     if not specs:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pomdp_bench.agents.registry import get_agent
+from pomdp_bench.harness.kernels import check_setting
 
 if TYPE_CHECKING:
     from pomdp_bench.envs.cards import EnvCard
@@ -28,6 +29,7 @@ _ADDED_FIELDS: dict[str, Any] = {
     "env_import": None,
     "env_wrappers": [],
     "card": None,
+    "kernels": "native",
 }
 
 
@@ -72,8 +74,11 @@ class RunSpec:
             lists a cell once all of them have run; ``None`` for runs stored before it
             was recorded. Never part of :meth:`key` or :meth:`agent_seed`: a run is the
             same run whatever its cell's seed count.
+        kernels: the CPU kernel setting the run trains under
+            (:mod:`~pomdp_bench.harness.kernels`: ``"native"``, ``"avx2"``, ``"sse41"``);
+            its workers take it before torch starts.
 
-    ``stop``, ``device``, ``env_import``, ``env_wrappers`` and ``card`` count in
+    ``stop``, ``device``, ``env_import``, ``env_wrappers``, ``card`` and ``kernels`` count in
     :meth:`key` and :meth:`agent_seed` only when set away from their defaults, so the
     keys of runs stored before they existed hold.
     """
@@ -96,8 +101,10 @@ class RunSpec:
     env_wrappers: list[dict[str, Any]] = field(default_factory=list)
     card: dict[str, Any] | None = None
     cell_seeds: int | None = None
+    kernels: str = "native"
 
     def __post_init__(self) -> None:
+        check_setting(self.kernels)
         get_agent(self.agent)  # refuses an unknown agent, listing the registered ones
         if self.total_timesteps < 1:
             raise ValueError(f"total_timesteps must be >= 1, got {self.total_timesteps}")

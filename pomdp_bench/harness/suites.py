@@ -470,9 +470,11 @@ def expand(
     device: str = "cpu",
     cards: str | Path | None = None,
     env_kwargs: dict[str, Any] | None = None,
+    kernels: str = "native",
 ) -> list[RunSpec]:
     """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
-    on ``device``; ``cards``: a folder of env cards to register first (``--cards DIR``;
+    on ``device`` under the CPU kernel setting ``kernels``
+    (:mod:`~pomdp_bench.harness.kernels`); ``cards``: a folder of env cards to register first (``--cards DIR``;
     the suite's own ``cards`` folder is registered too).
 
     ``env_kwargs`` keeps the env entries whose kwargs hold each of its pairs
@@ -564,6 +566,7 @@ def expand(
                                 env_wrappers=wrappers,
                                 card=carried,
                                 cell_seeds=n_seeds,
+                                kernels=kernels,
                             )
                         )
     return [spec for seed in sorted(cells) for spec in cells[seed]]

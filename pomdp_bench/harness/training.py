@@ -22,6 +22,7 @@ from pomdp_bench.agents.common.seeding import check_seed
 from pomdp_bench.agents.registry import get_agent
 from pomdp_bench.envs import register_card
 from pomdp_bench.envs.make import import_env_module
+from pomdp_bench.harness.kernels import check_active as check_kernels
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 from pomdp_bench.harness.train_curve import iteration_means
@@ -103,6 +104,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     eval_seconds = 0.0
     curve: list[tuple[int, float]] = []
     try:
+        check_kernels(spec.kernels)  # a pinned run never trains on another path
         agent = build_agent(spec)
         rule = StopRule.from_any(spec.stop)
         monitor = None
