@@ -4,7 +4,9 @@ The same run key gives the same run only on the same CPU: torch takes other kern
 on other machines (AVX-512 against AVX2, Intel against AMD), so a suite run again from
 an empty store elsewhere is a replication, not a copy. This prints, cell by cell, the
 solved seeds, the mean final return and the *learned* verdict in both stores, and how
-many verdicts agree; ``--out`` also writes them as a CSV.
+many verdicts agree; ``--out`` also writes them as a CSV. ``--runs-out`` lines up the
+runs themselves, seed by seed in each cell (their keys differ where a kernel setting
+does), and writes each pair's final return and steps: the run-for-run replication table.
 
     python scripts/compare_stores.py --suite horizon leaderboards/store /tmp/hzfresh/store
 """
@@ -29,6 +31,23 @@ def compare(first: str, second: str, suite: str) -> pd.DataFrame:
     return a[keys + SHOWN].merge(b[keys + SHOWN], on=keys, suffixes=("_a", "_b"))
 
 
+RUN_SHOWN = ["run_key", "status", "final_return", "timesteps", "stop_reason", "machine"]
+
+
+def compare_runs(first: str, second: str, suite: str) -> pd.DataFrame:
+    """One row per (cell, seed) run in both stores: ``RUN_SHOWN`` of each, suffixed ``_a``
+    and ``_b``, and ``same_run``: the two ended with the same status, final return and steps."""
+    keys = [*leaderboard.CELL_KEYS, "seed"]
+    a, b = (suite_tables(ResultStore(path), suite).runs for path in (first, second))
+    pairs = a[keys + RUN_SHOWN].merge(b[keys + RUN_SHOWN], on=keys, suffixes=("_a", "_b"))
+    pairs["same_run"] = (
+        (pairs["status_a"] == pairs["status_b"])
+        & (pairs["final_return_a"] == pairs["final_return_b"])
+        & (pairs["timesteps_a"] == pairs["timesteps_b"])
+    )
+    return pairs.sort_values(keys).reset_index(drop=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
@@ -37,6 +56,7 @@ def main() -> None:
     parser.add_argument("second", help="results folder B")
     parser.add_argument("--suite", required=True, help="the suite whose cells to compare")
     parser.add_argument("--out", default=None, help="CSV of the cells side by side")
+    parser.add_argument("--runs-out", default=None, help="CSV of the runs side by side, seed by seed")
     args = parser.parse_args()
     cells = compare(args.first, args.second, args.suite)
     same = cells["learned_a"] == cells["learned_b"]
@@ -54,6 +74,12 @@ def main() -> None:
         print(cells.loc[~same, columns].to_string(index=False))
     if args.out:
         cells.to_csv(args.out, index=False)
+    if args.runs_out:
+        runs = compare_runs(args.first, args.second, args.suite)
+        print(
+            f"{len(runs)} runs in both; {int(runs['same_run'].sum())} ended the same (status, return, steps)"
+        )
+        runs.to_csv(args.runs_out, index=False)
 
 
 if __name__ == "__main__":

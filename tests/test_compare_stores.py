@@ -22,3 +22,12 @@ def test_a_store_against_itself_agrees_cell_for_cell() -> None:
     assert (cells["learned_a"] == cells["learned_b"]).all()
     assert (cells["solved_fraction_a"] == cells["solved_fraction_b"]).all()
     assert (cells["return_mean_a"] == cells["return_mean_b"]).all()
+
+
+@pytest.mark.skipif(not (STORE / "published.json").is_file(), reason="no published records")
+def test_a_store_against_itself_pairs_every_run_with_itself() -> None:
+    from compare_stores import compare_runs
+
+    runs = compare_runs(str(STORE), str(STORE), "memory-long")
+    assert len(runs) > 0 and runs["same_run"].all()
+    assert (runs["run_key_a"] == runs["run_key_b"]).all()
