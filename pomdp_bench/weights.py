@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from pomdp_bench.harness import weight_files
-from pomdp_bench.harness.published import PublishedFolders, read_suite_index
+from pomdp_bench.harness.published import PublishedFolders, published_suites, read_suite_index
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         keys: set[str] | None = None
         if args.suite:
             keys = set()
+            published = published_suites(folders.records)
             for suite in args.suite:
-                if not (folders.records / "suites" / f"{suite}.json").is_file():
+                if suite not in published:
                     parser.error(f"no published suite {suite!r} in {folders.records / 'suites'}")
                 keys |= set(read_suite_index(folders.records, suite)["runs"])
         manifest = weight_files.read_manifest(folders.weights)

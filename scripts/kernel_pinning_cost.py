@@ -27,35 +27,28 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from pomdp_bench.harness.kernels import KERNEL_SETTINGS, KERNEL_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV = ROOT / "leaderboards" / "kernel_pinning_cost.csv"
 SETTINGS = {
-    "native": {},
+    "native": KERNEL_SETTINGS["native"],
     "avx512": {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"},
-    "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"},
-    "sse41": {"ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default"},
+    "avx2": KERNEL_SETTINGS["avx2"],
+    "sse41": KERNEL_SETTINGS["sse41"],
 }
-"""The kernel settings, as in scripts/kernel_settings.sh."""
+"""The kernel settings (harness/kernels.py), and oneDNN's AVX-512 cap as in scripts/kernel_settings.sh."""
 KINDS = ("none", "gru", "lstm", "transformer", "mamba", "lru", "mingru")
 COPIES = 16
 HIDDEN = 64
 
 
-def _median_seconds(fn, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def child(kinds: list[str], rounds: int) -> None:
     """Measure in this process (its environment holds the setting); print JSON lines."""
     import torch
+    from arithmetic_limit import _median_seconds  # scripts/ is on the path of a script
 
     from pomdp_bench.agents.ppo import PPO, PPOSettings
 
@@ -113,11 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     found: dict[tuple[str, str], list[dict]] = {}
     for turn in range(args.repeats):
         for name in names if turn % 2 == 0 else reversed(names):
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if k not in ("ONEDNN_MAX_CPU_ISA", "MKL_CBWR", "ATEN_CPU_CAPABILITY")
-            }
+            env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES}
             env.update(SETTINGS[name])
             command = [
                 sys.executable,

@@ -36,6 +36,7 @@ from typing import Any
 
 from pomdp_bench.harness import generalisation, probes, provenance, success, weight_files
 from pomdp_bench.harness.cue_tasks import CueTask, cue_task
+from pomdp_bench.harness.published import POINTER_FILE
 from pomdp_bench.harness.store import ResultStore
 
 ANALYSES: tuple[str, ...] = ("probes", "generalisation", "success")
@@ -303,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not any((Path(args.results) / name).is_file() for name in ("results.sqlite", "published.json")):
+    if not any((Path(args.results) / name).is_file() for name in ("results.sqlite", POINTER_FILE)):
         parser.error(f"no results store at {Path(args.results) / 'results.sqlite'}")
     if args.threads < 1:
         parser.error(f"--threads must be >= 1, got {args.threads}")

@@ -227,22 +227,15 @@ def _records_of(
     return out
 
 
-def _write_once(path: Path, text: str) -> bool:
-    """Write ``text`` to a new file ``path`` atomically; an existing file is left alone
-    (its name holds its content's digest). Returns whether it wrote."""
-    if path.exists():
-        return False
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` whole: into a temporary file beside it, then renamed, so
+    a reader never sees half a file (the folder is created if missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return True
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
     os.replace(tmp, path)
 
 
@@ -278,7 +271,10 @@ def publish(store: ResultStore, suites: Iterable[str], folders: PublishedFolders
         index: dict[str, str] = {}
         for record in _records_of(store, keys, manifest):
             relative = record_path(record)
-            written += _write_once(folders.records / relative, _dumps(record))
+            path = folders.records / relative
+            if not path.exists():  # its name holds its content's digest: written once
+                write_atomic(path, _dumps(record))
+                written += 1
             index[record["key"]] = relative
         sweeps = [{k: v for k, v in sweep.items() if k != "suite"} for sweep in store.sweeps(suite)]
         suite_index = {
@@ -291,7 +287,7 @@ def publish(store: ResultStore, suites: Iterable[str], folders: PublishedFolders
         path = suite_index_path(folders.records, suite)
         text = _dumps(suite_index, indent=1)
         if not path.exists() or path.read_text() != text:
-            _write_atomic(path, text)
+            write_atomic(path, text)
     return PublishSummary(written, prune(folders.records), weights_written)
 
 

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pomdp_bench.harness.published import write_atomic
+
 if TYPE_CHECKING:
     from pomdp_bench.harness.store import ResultStore
 
@@ -72,18 +74,14 @@ def read_manifest(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 def _write_manifest(folder: Path, manifest: dict[str, tuple[str, int]]) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["key", "sha256", "bytes"])
     for key in sorted(manifest):
         writer.writerow([key, *manifest[key]])
     path = folder / MANIFEST
-    if path.is_file() and path.read_text() == buf.getvalue():
-        return
-    tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-    tmp.write_text(buf.getvalue())
-    os.replace(tmp, path)
+    if not (path.is_file() and path.read_text() == buf.getvalue()):
+        write_atomic(path, buf.getvalue())
 
 
 def _check(key: str, save: bytes, expected: tuple[str, int], where: str) -> None:
@@ -115,11 +113,7 @@ def export(store: ResultStore, keys: Iterable[str], folder: Path) -> int:
             raise WeightsError(
                 f"weights of run {key!r} are {len(save)} bytes, over the {MAX_FILE_BYTES} limit"
             )
-        path = weight_path(folder, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(save)
-        os.replace(tmp, path)
+        write_atomic(weight_path(folder, key), save)
         manifest[key] = row
         written += 1
     _write_manifest(folder, manifest)
@@ -203,9 +197,6 @@ def fetch(
         except (OSError, WeightsError) as err:
             errors.append(f"{key}: {err}")
             continue
-        path = weight_path(folder, key)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(save)
-        os.replace(tmp, path)
+        write_atomic(weight_path(folder, key), save)
         fetched += 1
     return fetched, errors
