@@ -228,6 +228,20 @@ def test_the_weights_command_fetches_from_a_file_url(tmp_path: Path, capsys: pyt
     assert "no published suite 'nope'" in capsys.readouterr().err
 
 
+def test_a_republish_writes_back_a_weight_file_the_folder_lacks(tmp_path: Path) -> None:
+    work = working_store(tmp_path / "work")
+    _, folders = published_folder(tmp_path)
+    key = spec(0).key()
+    with ResultStore(work) as store:
+        publish(store, ["s"], folders)
+        manifest = (folders.weights / "manifest.csv").read_bytes()
+        weight_files.weight_path(folders.weights, key).unlink()
+        assert weight_files.export(store, [key], folders.weights) == 1
+        assert weight_files.export(store, [key], folders.weights) == 0
+    assert weight_files.local_weights(folders.weights, key) == bytes([0]) * 100
+    assert (folders.weights / "manifest.csv").read_bytes() == manifest
+
+
 def test_a_damaged_manifest_is_refused(tmp_path: Path) -> None:
     (tmp_path / "manifest.csv").write_text("key,sha256,bytes\nabc,123,notanumber\n")
     with pytest.raises(WeightsError, match="line 2 is damaged"):

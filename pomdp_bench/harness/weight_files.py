@@ -96,7 +96,9 @@ def _check(key: str, save: bytes, expected: tuple[str, int], where: str) -> None
 
 def export(store: ResultStore, keys: Iterable[str], folder: Path) -> int:
     """Write the stored weights of the runs ``keys`` as files in ``folder`` and add them to
-    its manifest; a run already in the manifest is left alone. Returns the files written.
+    its manifest. A run already in the manifest keeps its row; its file is written again
+    only when it is not in ``folder`` (a clone that has not fetched it). Returns the files
+    written.
 
     Raises:
         WeightsError: a save over :data:`MAX_FILE_BYTES`, or one whose manifest row differs.
@@ -108,6 +110,9 @@ def export(store: ResultStore, keys: Iterable[str], folder: Path) -> int:
         row = (hashlib.sha256(save).hexdigest(), len(save))
         if key in manifest:
             _check(key, save, manifest[key], str(store.path))
+            if not weight_path(folder, key).is_file():
+                write_atomic(weight_path(folder, key), save)
+                written += 1
             continue
         if len(save) > MAX_FILE_BYTES:
             raise WeightsError(
