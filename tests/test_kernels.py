@@ -83,3 +83,25 @@ def test_a_pinned_sweep_repeats_run_for_run_whatever_the_parents_kernel_variable
         assert run.main([*argv, "--no-report"]) in (0, None)
         returns.append(_final_returns(results))
     assert len(returns[0]) == 4 and returns[0] == returns[1]
+
+
+def test_a_suite_names_its_kernels_and_the_command_line_overrides_them(tmp_path: Path) -> None:
+    from pomdp_bench.harness.suites import expand, load_suite
+
+    path = tmp_path / "pinned.yaml"
+    path.write_text(
+        "name: pinned\nkernels: avx2\ngroups:\n  - agent: ppo\n    memory: [none]\n    envs: [{id: TMaze-v1}]\n"
+    )
+    suite = load_suite(str(path))
+    assert {s.kernels for s in expand(suite)} == {"avx2"}
+    assert {s.kernels for s in expand(suite, kernels="native")} == {"native"}
+    path.write_text(path.read_text().replace("avx2", "avx512"))
+    with pytest.raises(ValueError, match="suite pinned: kernels must be one of"):
+        load_suite(str(path))
+
+
+def test_the_machine_string_names_the_pinned_path() -> None:
+    from pomdp_bench.harness import provenance
+
+    line = provenance.machine("sse41")
+    assert "ISA DEFAULT" in line and "ONEDNN_MAX_CPU_ISA=SSE41" in line, line

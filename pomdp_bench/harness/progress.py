@@ -32,6 +32,13 @@ class SweepProgress:
             else None
         )
 
+    def grow(self, runs: int) -> None:
+        """Add ``runs`` to the total (a seed stage's runs, known only once a stage begins)."""
+        self.total += runs
+        if self._overall is not None:
+            self._overall.total = self.total
+            self._overall.refresh()
+
     def started(self, spec: RunSpec) -> None:
         if not self.tty:
             print(f"[start] {spec.label()}", file=self.stream, flush=True)

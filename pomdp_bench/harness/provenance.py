@@ -6,6 +6,7 @@ import datetime as _dt
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -115,10 +116,28 @@ def machine_line(
     return "; ".join(fields)
 
 
-def machine() -> str:
+def machine(kernels: str = "native") -> str:
     """The machine, on one line: CPU model, family and model numbers, cores, Python and
     torch versions, the kernel ISA torch ran and the settings that cap it
-    (:func:`machine_line`)."""
+    (:func:`machine_line`).
+
+    ``kernels``: the kernel setting (:mod:`~pomdp_bench.harness.kernels`) the runs train
+    under. A setting other than ``native`` is read in a fresh Python that takes it before
+    torch starts, as a sweep's workers do, so the string names the ISA they ran.
+    """
+    from pomdp_bench.harness.kernels import KERNEL_SETTINGS, check_setting
+
+    setting = KERNEL_SETTINGS[check_setting(kernels)]
+    if setting and any(os.environ.get(name) != value for name, value in setting.items()):
+        code = "from pomdp_bench.harness.provenance import machine; print(machine())"
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, **setting},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
     try:
         import torch
 

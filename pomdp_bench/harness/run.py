@@ -28,7 +28,7 @@ from typing import Any
 
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
-from pomdp_bench.harness import provenance
+from pomdp_bench.harness import provenance, seed_stages
 from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.estimate import describe, estimate
 from pomdp_bench.harness.kernels import KERNEL_SETTINGS
@@ -114,10 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--kernels",
         choices=sorted(KERNEL_SETTINGS),
-        default="native",
-        help="the CPU kernel path runs train on: native (default; the CPU's own choice), or avx2 "
-        "or sse41, one path on any x86-64 CPU that has it (docs/reproducibility.md). Part of "
-        "each run's key when not native.",
+        default=None,
+        help="the CPU kernel path runs train on: native (the CPU's own choice), or avx2 or sse41, "
+        "one path on any x86-64 CPU that has it (docs/reproducibility.md). Default: the suite's "
+        "kernels (memory: avx2), else native. Part of each run's key when not native.",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
@@ -238,8 +238,16 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
         else ""
     )
     print(f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored{failed_note}).")
-    est = estimate(todo, rows, suite=load_suite(args.suite).name)
+    suite = load_suite(args.suite)
+    est = estimate(todo, rows, suite=suite.name)
     print("\n".join(describe(est, args.backend, args.workers, os.cpu_count())))
+    if suite.seed_stages and args.seeds is None:
+        cells = {tuple(cell_id(s)) for s in specs}
+        print(
+            f"Then borderline cells grow to {', then '.join(map(str, suite.seed_stages))} seeds "
+            f"(seed_stages): not in the estimate; at most {len(cells)} cells and "
+            f"{len(cells) * suite.seed_stages[-1] - len(specs)} more runs."
+        )
     return 0
 
 
@@ -308,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     try:  # a suite's or a card's mistake is one line, not a traceback
         suite = load_suite(args.suite)  # parsed and checked as data; nothing imported yet
+        if args.kernels is None:
+            args.kernels = suite.kernels
         _print_imports(suite, args.cards)  # before expand(), which imports them
         if args.envs:
             named = {env_source(env)[0] for group in suite.groups for env in group["envs"]}
@@ -350,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m pomdp_bench.run " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )
-    commit, host = provenance.git_commit(), provenance.machine()
+    commit, host = provenance.git_commit(), provenance.machine(args.kernels)
     sweep_id = store.start_sweep(suite.name, command, commit, host)
     print(
         f"suite {suite.name}: {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to run "
@@ -373,9 +383,34 @@ def main(argv: list[str] | None = None) -> int:
 
             backend = LocalBackend(args.workers, gpus=gpus if args.device == "cuda" else 0)
         with Heartbeat(out, store.owner, timeout / 4):
-            for spec, result in _claimed_runs(backend, store, todo, progress, timeout, args.retry_failed):
-                store.write(spec, result, git_commit=commit, machine=host)  # and releases its claim
-                progress.finished(spec, result)
+            # The suite's seeds first; then the seed stages' runs, one stage at a time
+            # (seed_stages.py), beginning with any stage a sweep cut short left unfinished.
+            stages = iter(() if args.seeds is not None else suite.seed_stages)
+            batch = todo + _not_done(store, seed_stages.unfinished_stage_runs(store, suite.name, specs), skip)
+            store.link(suite.name, batch)
+            progress.grow(len(batch) - len(todo))
+            while True:
+                for spec, result in _claimed_runs(
+                    backend, store, batch, progress, timeout, args.retry_failed
+                ):
+                    store.write(spec, result, git_commit=commit, machine=host)  # and releases its claim
+                    progress.finished(spec, result)
+                batch = []
+                for stage in stages:  # the next stage that grows a cell
+                    grow = seed_stages.cells_to_grow(store, suite.name, stage)
+                    batch = _not_done(store, seed_stages.grown_specs(specs, grow, stage), skip)
+                    if batch:
+                        store.link(suite.name, batch)
+                        progress.grow(len(batch))
+                        print(
+                            f"suite {suite.name}: {len(grow)} cells whose verdict one run could flip "
+                            f"grow to {stage} seeds ({len(batch)} runs)",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        break
+                if not batch:
+                    break
     finally:
         store.release()  # the claims of runs cut short (an exception, Ctrl-C)
         progress.close()
@@ -396,6 +431,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"leaderboards written to {target}/ ({len(paths)} files)", file=sys.stderr)
     store.close()
     return 0
+
+
+def _not_done(store: ResultStore, specs: list[RunSpec], skip: set[str]) -> list[RunSpec]:
+    """Those of ``specs`` whose stored status is not in ``skip``."""
+    done = store.status(s.key() for s in specs)
+    return [s for s in specs if done.get(s.key()) not in skip]
 
 
 def _claimed_runs(

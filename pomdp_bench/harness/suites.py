@@ -5,6 +5,8 @@ A suite file looks like this (see ``suites/README.md``)::
     name: memory                        # required
     description: every memory kind on every env, across BPTT lengths
     seeds: 5                            # seeds per cell (default 5; --seeds overrides)
+    seed_stages: [10, 20]               # optional: a borderline cell grows to 10, then 20 seeds
+    kernels: avx2                       # the CPU kernel setting (default native; --kernels overrides)
     eval_episodes: 20
     budget_scale: 1.0                   # fraction of each card's budget (default 1)
     stop: true                          # budgets are caps: stop solved or plateaued runs
@@ -48,6 +50,7 @@ Ray tasks need nothing else.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +74,7 @@ from pomdp_bench.envs.cards import (
 )
 from pomdp_bench.envs.make import import_env_module
 from pomdp_bench.envs.wrappers import check_wrappers
+from pomdp_bench.harness.kernels import check_setting
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
@@ -90,6 +94,8 @@ _SUITE_KEYS = {
     "name",
     "description",
     "seeds",
+    "seed_stages",
+    "kernels",
     "eval_episodes",
     "eval_points",
     "budget_scale",
@@ -128,6 +134,8 @@ class Suite:
     eval_points: int = 10
     budget_scale: float = 1.0
     stop: StopRule | None = None
+    seed_stages: tuple[int, ...] = ()
+    kernels: str = "native"
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     path: Path | None = None  # the suite file (a relative ``cards`` folder is read from it)
 
@@ -228,10 +236,13 @@ def load_suite(name: str) -> Suite:
                     env["eval_episodes"],
                     minimum=1,
                 )
+    seeds = check_int(f"suite {name}: seeds", raw.get("seeds", DEFAULT_SEEDS), minimum=1)
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
-        seeds=check_int(f"suite {name}: seeds", raw.get("seeds", DEFAULT_SEEDS), minimum=1),
+        seeds=seeds,
+        seed_stages=check_seed_stages(f"suite {name}: seed_stages", raw.get("seed_stages", []), seeds),
+        kernels=_suite_kernels(raw["name"], raw.get("kernels", "native")),
         groups=raw["groups"],
         eval_episodes=int(raw.get("eval_episodes", 20)),
         eval_points=int(raw.get("eval_points", 10)),
@@ -242,6 +253,34 @@ def load_suite(name: str) -> Suite:
         raw=raw,
         path=path,
     )
+
+
+def _suite_kernels(name: str, value: object) -> str:
+    """A suite's ``kernels``: a kernel setting (:mod:`~pomdp_bench.harness.kernels`)."""
+    try:
+        return check_setting(value)
+    except ValueError as err:
+        raise ValueError(f"suite {name}: {err}") from None
+
+
+def check_seed_stages(where: str, stages: object, seeds: int) -> tuple[int, ...]:
+    """A suite's ``seed_stages``: the seed counts a borderline cell grows to in turn
+    (:mod:`~pomdp_bench.harness.seed_stages`), each above the suite's ``seeds`` and the one
+    before it. ``[]`` or none: every cell runs ``seeds`` only.
+
+    Raises:
+        TypeError: not a list of whole numbers.
+        ValueError: counts that do not rise above ``seeds`` (the message names them).
+    """
+    if not isinstance(stages, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in stages
+    ):
+        raise TypeError(f"{where} must be a list of seed counts, e.g. [10, 20], got {stages!r}")
+    if any(b <= a for a, b in itertools.pairwise([seeds, *stages])):
+        raise ValueError(
+            f"{where} must rise above seeds ({seeds}) count by count, e.g. [10, 20], got {stages}"
+        )
+    return tuple(stages)
 
 
 def parse_env_kwargs(values: str | list[str] | None) -> dict[str, Any]:
@@ -470,11 +509,11 @@ def expand(
     device: str = "cpu",
     cards: str | Path | None = None,
     env_kwargs: dict[str, Any] | None = None,
-    kernels: str = "native",
+    kernels: str | None = None,
 ) -> list[RunSpec]:
     """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
     on ``device`` under the CPU kernel setting ``kernels``
-    (:mod:`~pomdp_bench.harness.kernels`); ``cards``: a folder of env cards to register first (``--cards DIR``;
+    (:mod:`~pomdp_bench.harness.kernels`; ``None``: the suite's); ``cards``: a folder of env cards to register first (``--cards DIR``;
     the suite's own ``cards`` folder is registered too).
 
     ``env_kwargs`` keeps the env entries whose kwargs hold each of its pairs
@@ -491,6 +530,7 @@ def expand(
     does not land on one agent only.
     """
     suite_cards(suite, cards)
+    kernels = suite.kernels if kernels is None else kernels
     cells: dict[int, list[RunSpec]] = {}  # seed -> that seed's run of every cell
     for group in suite.groups:
         agent = group["agent"]
@@ -536,7 +576,7 @@ def expand(
             n_seeds = seeds if seeds is not None else int(env.get("seeds", suite.seeds))
             carried = None if is_shipped(env_id) else card_data(card)
             wrappers = check_wrappers(env.get("wrappers"))
-            for mem in env.get("memory", group["memory"]):
+            for mem in env["memory"] if "memory" in env else group["memory"]:
                 cfg = MemoryConfig.from_any(mem).to_dict()
                 if memory and cfg["kind"] not in memory:
                     continue

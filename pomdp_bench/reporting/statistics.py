@@ -7,6 +7,9 @@
   cell's seeds end above the line; :func:`verdict_passes` is ``learned``: that test at
   5% and the t interval's lower end above the line (``tests/test_verdict.py`` checks
   it on the simulated families of ``tests/verdict_families.py``).
+- :func:`next_seed_stage`: the sequential seed rule (5, then 10, then 20 seeds for a cell
+  whose verdict one run could flip); :func:`sequential_verdict` plays it on simulated cells
+  (``scripts/seed_rule_calibration.py``, ``tests/test_seed_rule.py``).
 - :func:`solve_rate_interval`: the exact (Clopper-Pearson) interval of a solve rate.
 - :func:`success_interval`: the Korn-Graubard interval of a success rate over seeds,
   inside [0, 1] (``success_ci_low``, ``success_ci_high``; ``tests/test_success_interval.py``
@@ -126,6 +129,64 @@ def verdict_survives_one_flip(seed_means: np.ndarray, line: float, ceiling: floa
     diagonal = np.arange(values.size)
     flipped[diagonal, diagonal] = np.where(values > line, ceiling, optimum)
     return bool(np.all(verdict_passes(flipped, line) == verdict))
+
+
+SEED_STAGES = (5, 10, 20)
+"""The sequential seed rule's stages: a cell runs 5 seeds; one whose verdict does not
+survive one run flipping (:func:`verdict_survives_one_flip`) grows to 10, then to 20."""
+
+
+def next_seed_stage(n_seeds: int, holds: bool, stages: tuple[int, ...] = SEED_STAGES) -> int | None:
+    """The seed count a cell of ``n_seeds`` grows to under the sequential rule, or ``None``
+    when it is decided: its verdict ``holds`` (survives any one run flipping), or it has
+    reached the last stage. A cell short of the first stage grows to it."""
+    if n_seeds < stages[0]:
+        return stages[0]
+    if holds:
+        return None
+    return next((n for n in stages if n > n_seeds), None)
+
+
+def sequential_verdict(
+    seed_means: np.ndarray,
+    line: float,
+    ceiling: float,
+    optimum: float,
+    stages: tuple[int, ...] = SEED_STAGES,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sequential rule's verdicts on simulated cells: each cell's seeds are drawn in
+    advance, and the rule reads the first ``stages[0]`` of them, then more while
+    :func:`next_seed_stage` asks for them.
+
+    Args:
+        seed_means: ``[cells, stages[-1]]``: each cell's seeds' final mean returns, in
+            the order they would run.
+        line, ceiling, optimum: the verdict's line, the feedforward ceiling and the optimum.
+        stages: the seed counts.
+
+    Returns:
+        ``(learned [cells] bool, seeds [cells] int)``: each cell's final verdict and how
+        many seeds it ran.
+    """
+    values = np.asarray(seed_means, dtype=np.float64)
+    if values.ndim != 2 or values.shape[1] < stages[-1]:
+        raise ValueError(f"seed_means must be [cells, {stages[-1]}], got shape {values.shape}")
+    learned = np.zeros(len(values), dtype=bool)
+    used = np.zeros(len(values), dtype=np.int64)
+    open_ = np.ones(len(values), dtype=bool)  # cells the rule has not decided
+    for n in stages:
+        cells = values[open_, :n]  # [c, n]
+        verdict = verdict_passes(cells, line)  # [c]
+        # As verdict_survives_one_flip, for all open cells at once: row i flips seed i.
+        flipped = np.repeat(cells[:, None, :], n, axis=1)  # [c, n, n]
+        diagonal = np.arange(n)
+        flipped[:, diagonal, diagonal] = np.where(cells > line, ceiling, optimum)
+        holds = np.all(verdict_passes(flipped, line) == verdict[:, None], axis=1)
+        decided = holds | (n == stages[-1])
+        index = np.flatnonzero(open_)[decided]
+        learned[index], used[index] = verdict[decided], n
+        open_[index] = False
+    return learned, used
 
 
 def solve_rate_interval(solved: int, n: int) -> tuple[float, float]:

@@ -1,0 +1,102 @@
+"""The sequential seed rule in a sweep: borderline cells get more seeds, by stages fixed in advance.
+
+A suite that gives ``seed_stages: [10, 20]`` runs its ``seeds`` (5) in every cell first.
+Then each cell whose verdict would not survive any one run ending on the other side of
+the line (the leaderboard's ``verdict_holds``) grows to 10 seeds, and a cell still
+borderline at 10 grows to 20. The rule, its simulated error rate at the line and its
+power are in :func:`pomdp_bench.reporting.statistics.next_seed_stage` and
+``docs/statistics.md``.
+
+The verdicts come from the leaderboard's own cell table, so the rule reads exactly the
+verdict the tables publish. A new seed's run is its cell's seed-0 spec with another
+seed and the cell's new seed count (:attr:`RunSpec.cell_seeds`, not part of the key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from pomdp_bench.harness.cells import cell_id, json_text
+from pomdp_bench.harness.spec import RunSpec
+from pomdp_bench.harness.store import ResultStore
+
+
+def _cell_of_row(cell: Any) -> tuple[str, ...]:
+    """A leaderboard cell row's id, as :func:`cell_id` writes a spec's."""
+    bptt = cell["bptt_length"]
+    length = (
+        ""
+        if bptt is None or (isinstance(bptt, float) and math.isnan(bptt)) or str(bptt) == "<NA>"
+        else str(int(bptt))
+    )
+    return (cell["env_id"], cell["env_kwargs"], cell["agent"], cell["memory"], length)
+
+
+def cells_to_grow(store: ResultStore, suite: str, stage: int) -> dict[tuple[str, ...], int]:
+    """The finished cells of ``suite`` in ``store`` that grow to ``stage`` seeds: those with
+    a verdict that does not hold (``verdict_holds`` false) and fewer seeds than ``stage``.
+    Maps each cell id (:func:`cell_id`) to its seeds now. A cell without a verdict (too
+    few seeds, no known line) does not grow."""
+    from pomdp_bench.reporting.leaderboard import (
+        cells_frame,
+        finished_cells,
+        runs_frame,
+    )  # the tables' verdicts
+
+    runs = finished_cells(runs_frame(store.rows(suite), suite))
+    if runs.empty:
+        return {}
+    cells = cells_frame(runs)
+    grow = cells[(cells["verdict_holds"] == False) & (cells["n_seeds"] < stage)]  # noqa: E712 (NA stays out)
+    return {_cell_of_row(cell): int(cell["n_seeds"]) for _, cell in grow.iterrows()}
+
+
+def grown_specs(
+    specs: list[RunSpec], grow: dict[tuple[str, ...], int], stage: int, skip: set[int] = frozenset()
+) -> list[RunSpec]:
+    """The runs that take each cell of ``grow`` to ``stage`` seeds: its lowest-seed spec
+    of ``specs`` with each seed below ``stage`` that ``specs`` and ``skip`` lack, and
+    ``cell_seeds = stage``. Listed seed by seed, the order a sweep runs them in. Runs
+    already stored come back too; the sweep skips them as it skips any stored run."""
+    first: dict[tuple[str, ...], RunSpec] = {}
+    have: dict[tuple[str, ...], set[int]] = {}
+    for spec in specs:
+        cell = tuple(cell_id(spec))
+        have.setdefault(cell, set()).add(spec.seed)
+        if cell not in first or spec.seed < first[cell].seed:
+            first[cell] = spec
+    out: list[tuple[int, RunSpec]] = []
+    for cell in grow:
+        if cell not in first:
+            continue  # a stored cell this sweep does not run (filtered out)
+        out += [
+            (seed, dataclasses.replace(first[cell], seed=seed, cell_seeds=stage))
+            for seed in range(stage)
+            if seed not in have[cell] and seed not in skip
+        ]
+    return [spec for _, spec in sorted(out, key=lambda pair: pair[0])]
+
+
+def unfinished_stage_runs(store: ResultStore, suite: str, specs: list[RunSpec]) -> list[RunSpec]:
+    """The runs of seed stages a sweep began and did not finish (it was cut short): for each
+    cell of ``specs`` whose stored runs declare more seeds (``cell_seeds``) than the cell
+    has, the runs of the missing seeds. A resumed sweep runs them before any new stage."""
+    stored: dict[tuple[str, ...], tuple[int, set[int]]] = {}
+    for row in store.rows(suite):
+        spec = row["spec"]
+        cell = (
+            spec["env_id"],
+            json_text(spec["env_kwargs"]),
+            spec["agent"],
+            str(spec["memory"].get("kind", "none")),
+            "" if spec["bptt_length"] is None else str(int(spec["bptt_length"])),
+        )
+        declared, seeds = stored.get(cell, (0, set()))
+        stored[cell] = (max(declared, int(spec.get("cell_seeds") or 0)), seeds | {int(spec["seed"])})
+    out: list[RunSpec] = []
+    for cell, (declared, seeds) in stored.items():
+        if declared > len(seeds):
+            out += grown_specs(specs, {cell: len(seeds)}, declared, skip=seeds)
+    return sorted(out, key=lambda spec: spec.seed)
