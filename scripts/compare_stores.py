@@ -9,6 +9,10 @@ runs themselves, seed by seed in each cell (their keys differ where a kernel set
 does), and writes each pair's final return and steps: the run-for-run replication table.
 
     python scripts/compare_stores.py --suite horizon leaderboards/store /tmp/hzfresh/store
+
+Side B may also be tables this script wrote before, when that store is gone:
+``--b-cells OLD_CELLS.csv:b --b-runs OLD_RUNS.csv:b`` take side ``b`` of an earlier
+``--out`` and ``--runs-out`` in place of a second store.
 """
 
 from __future__ import annotations
@@ -24,9 +28,22 @@ from pomdp_bench.reporting.report import suite_tables
 SHOWN = ["n_seeds", "solved_fraction", "return_mean", "return_ci_low", "return_ci_high", "learned", "machine"]
 
 
-def compare(first: str, second: str, suite: str) -> pd.DataFrame:
-    """One row per cell present in both stores: ``SHOWN`` of each, suffixed ``_a`` and ``_b``."""
-    a, b = (suite_tables(ResultStore(path), suite).cells for path in (first, second))
+def table_side(spec: str, keys: list[str], shown: list[str]) -> pd.DataFrame:
+    """``PATH.csv:SIDE``: the ``keys`` and the ``shown`` columns of side ``SIDE`` (``a`` or
+    ``b``) of a table this script wrote, its suffixes dropped."""
+    path, _, side = spec.rpartition(":")
+    if side not in ("a", "b") or not path.endswith(".csv"):
+        raise SystemExit(f"compare_stores: give a table as PATH.csv:a or PATH.csv:b, got {spec!r}")
+    table = pd.read_csv(path, dtype={"env_kwargs": str})
+    table["bptt_length"] = table["bptt_length"].astype("Int64")
+    return table[keys + [f"{c}_{side}" for c in shown]].rename(columns={f"{c}_{side}": c for c in shown})
+
+
+def compare(first: str, second: str | pd.DataFrame, suite: str) -> pd.DataFrame:
+    """One row per cell present in both stores: ``SHOWN`` of each, suffixed ``_a`` and ``_b``.
+    ``second`` may be a frame of cells in place of a store (:func:`table_side`)."""
+    a = suite_tables(ResultStore(first), suite).cells
+    b = second if isinstance(second, pd.DataFrame) else suite_tables(ResultStore(second), suite).cells
     keys = leaderboard.CELL_KEYS
     return a[keys + SHOWN].merge(b[keys + SHOWN], on=keys, suffixes=("_a", "_b"))
 
@@ -34,11 +51,13 @@ def compare(first: str, second: str, suite: str) -> pd.DataFrame:
 RUN_SHOWN = ["run_key", "status", "final_return", "timesteps", "stop_reason", "machine"]
 
 
-def compare_runs(first: str, second: str, suite: str) -> pd.DataFrame:
+def compare_runs(first: str, second: str | pd.DataFrame, suite: str) -> pd.DataFrame:
     """One row per (cell, seed) run in both stores: ``RUN_SHOWN`` of each, suffixed ``_a``
-    and ``_b``, and ``same_run``: the two ended with the same status, final return and steps."""
+    and ``_b``, and ``same_run``: the two ended with the same status, final return and steps.
+    ``second`` may be a frame of runs in place of a store (:func:`table_side`)."""
     keys = [*leaderboard.CELL_KEYS, "seed"]
-    a, b = (suite_tables(ResultStore(path), suite).runs for path in (first, second))
+    a = suite_tables(ResultStore(first), suite).runs
+    b = second if isinstance(second, pd.DataFrame) else suite_tables(ResultStore(second), suite).runs
     pairs = a[keys + RUN_SHOWN].merge(b[keys + RUN_SHOWN], on=keys, suffixes=("_a", "_b"))
     pairs["same_run"] = (
         (pairs["status_a"] == pairs["status_b"])
@@ -53,12 +72,37 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False
     )
     parser.add_argument("first", help="results folder A (holding results.sqlite)")
-    parser.add_argument("second", help="results folder B")
+    parser.add_argument("second", nargs="?", help="results folder B (or --b-cells and --b-runs)")
+    parser.add_argument("--b-cells", help="side B's cells from an earlier --out table, PATH.csv:a or :b")
+    parser.add_argument("--b-runs", help="side B's runs from an earlier --runs-out table, PATH.csv:a or :b")
     parser.add_argument("--suite", required=True, help="the suite whose cells to compare")
     parser.add_argument("--out", default=None, help="CSV of the cells side by side")
     parser.add_argument("--runs-out", default=None, help="CSV of the runs side by side, seed by seed")
     args = parser.parse_args()
-    cells = compare(args.first, args.second, args.suite)
+    if (args.second is None) == (args.b_cells is None):
+        parser.error("give side B as a results folder or as --b-cells (and --b-runs), not both")
+    keys = leaderboard.CELL_KEYS
+    second = args.second or table_side(args.b_cells, keys, SHOWN)
+    second_runs = args.second
+    if second_runs is None and args.b_runs:
+        second_runs = table_side(args.b_runs, [*keys, "seed"], RUN_SHOWN)
+    if args.runs_out and second_runs is None:
+        parser.error("--runs-out needs side B's runs: a results folder or --b-runs")
+    cells = compare(args.first, second, args.suite)
+    if cells.empty:
+        print("no finished cell is in both")
+    else:
+        report_cells(cells, args.out)
+    if args.runs_out:
+        runs = compare_runs(args.first, second_runs, args.suite)
+        print(
+            f"{len(runs)} runs in both; {int(runs['same_run'].sum())} ended the same (status, return, steps)"
+        )
+        runs.to_csv(args.runs_out, index=False)
+
+
+def report_cells(cells: pd.DataFrame, out: str | None) -> None:
+    """Print how the cells' verdicts and solved seeds agree; write them to ``out``."""
     same = cells["learned_a"] == cells["learned_b"]
     solved_a = (cells["solved_fraction_a"] * cells["n_seeds_a"]).round().astype(int)
     solved_b = (cells["solved_fraction_b"] * cells["n_seeds_b"]).round().astype(int)
@@ -72,14 +116,8 @@ def main() -> None:
     if (~same).any():
         print("verdicts that differ:")
         print(cells.loc[~same, columns].to_string(index=False))
-    if args.out:
-        cells.to_csv(args.out, index=False)
-    if args.runs_out:
-        runs = compare_runs(args.first, args.second, args.suite)
-        print(
-            f"{len(runs)} runs in both; {int(runs['same_run'].sum())} ended the same (status, return, steps)"
-        )
-        runs.to_csv(args.runs_out, index=False)
+    if out:
+        cells.to_csv(out, index=False)
 
 
 if __name__ == "__main__":

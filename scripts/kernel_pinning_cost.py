@@ -13,7 +13,9 @@ Each process also trains a short fixed run (two rollouts and updates, seed 0) an
 the final weights: equal hashes mean that setting follows the same floating-point path.
 
 Writes ``leaderboards/kernel_pinning_cost.csv`` (with ``--csv``) and prints a table.
-Run it alone on the machine: it measures speed.
+Run it alone on the machine: it measures speed. ``--paths-out PATH`` writes the hashes
+alone, which hold whatever else runs; ``scripts/kernel_paths_across_cpus.py`` lines up
+two CPUs' hashes.
 
     python scripts/kernel_pinning_cost.py [--kinds none gru lstm] [--settings native avx2 sse41] [--csv]
 """
@@ -93,6 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=2, help="turns each setting takes, alternating")
     parser.add_argument("--csv", action="store_true", help=f"write {CSV.relative_to(ROOT)}")
+    parser.add_argument(
+        "--paths-out",
+        metavar="PATH",
+        help="write each setting's weights hash and the machine to PATH, without the timings: "
+        "the record of which path a CPU takes, valid while other work runs "
+        "(scripts/kernel_paths_across_cpus.py compares two CPUs' files)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -166,6 +175,23 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['memory']} | {r['setting']} | {r['aten_capability']} | {r['rollout_steps_per_second']:.0f} "
             f"| {r['update_steps_per_second']:.0f} | {r['update_vs_native']:.2f} | {r['same_weights_as_native']} |"
         )
+    if args.paths_out:
+        import csv
+
+        paths = [
+            "setting",
+            "variables",
+            "memory",
+            "aten_capability",
+            "weights_sha256",
+            "machine",
+            "git_commit",
+        ]
+        with open(args.paths_out, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=paths, extrasaction="ignore", lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        print(f"wrote {args.paths_out}")
     if args.csv:
         import csv
 

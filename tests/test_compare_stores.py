@@ -31,3 +31,18 @@ def test_a_store_against_itself_pairs_every_run_with_itself() -> None:
     runs = compare_runs(str(STORE), str(STORE), "memory-long")
     assert len(runs) > 0 and runs["same_run"].all()
     assert (runs["run_key_a"] == runs["run_key_b"]).all()
+
+
+@pytest.mark.skipif(not (STORE / "published.json").is_file(), reason="no published records")
+def test_an_earlier_runs_table_stands_in_for_a_store_that_is_gone(tmp_path: Path) -> None:
+    from compare_stores import RUN_SHOWN, compare_runs, table_side
+
+    from pomdp_bench.reporting.leaderboard import CELL_KEYS
+
+    table = tmp_path / "runs.csv"
+    compare_runs(str(STORE), str(STORE), "memory-long").to_csv(table, index=False)
+    side_b = table_side(f"{table}:b", [*CELL_KEYS, "seed"], RUN_SHOWN)
+    runs = compare_runs(str(STORE), side_b, "memory-long")
+    assert len(runs) > 0 and runs["same_run"].all()
+    with pytest.raises(SystemExit, match="PATH.csv:a or PATH.csv:b"):
+        table_side(str(table), CELL_KEYS, RUN_SHOWN)
