@@ -18,6 +18,7 @@ LAYERS = {
     "data": 0,
     "formulas": 0,
     "memory_names": 0,
+    "imports": 0.5,  # above validation, below envs and memory
     "envs": 1,
     "memory": 1,
     "tuned": 2,

@@ -54,7 +54,8 @@ from pomdp_bench.harness.suites import (
     parse_env_kwargs,
     suite_imports,
 )
-from pomdp_bench.memory import MEMORY_KINDS
+from pomdp_bench.imports import import_modules, split_source
+from pomdp_bench.memory import memory_kinds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,7 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
         "mapping, as on tune. It selects entries and changes none",
     )
     parser.add_argument(
-        "--memory", nargs="+", choices=MEMORY_KINDS, metavar="KIND", help="only these memory kinds"
+        "--memory",
+        nargs="+",
+        metavar="KIND",
+        help="only these memory kinds (a kind of your own as module:kind, or with --import)",
+    )
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first, here and in every worker (repeatable): a module that registers "
+        "a memory kind of your own (pomdp_bench.memory.register_memory). Importing runs its code.",
     )
     parser.add_argument("--bptt", nargs="+", type=int, metavar="L", help="only these BPTT / sequence lengths")
     parser.add_argument("--seeds", type=int, metavar="N", help="seeds per cell (default: the suite's)")
@@ -212,7 +225,7 @@ def _print_list(cards: str | None = None) -> None:
     print("agents:")
     for name in agent_names():
         print(f"  {name:12s} {get_agent(name).description}")
-    print("memory kinds: " + ", ".join(MEMORY_KINDS))
+    print("memory kinds: " + ", ".join(memory_kinds()))
 
 
 def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
@@ -283,9 +296,42 @@ def _kwargs_hint(suite: Suite, envs: list[str] | None, env_kwargs: dict[str, Any
     return f": no env entry has the kwargs {_json(env_kwargs)}; the entries set: {'; '.join(entries)}"
 
 
+def _memory_filter(kinds: list[str] | None, imports: list[str]) -> list[str] | None:
+    """``--memory``'s kinds, bare, after importing ``--import``'s modules and the module of
+    each ``module:kind``; each must then be registered.
+
+    Raises:
+        ValueError: a module that does not import, or an unknown kind (the message lists
+            the registered kinds and says how to add one).
+    """
+    if imports:
+        print(f"importing {', '.join(imports)} (--import; an import runs its code)", file=sys.stderr)
+    import_modules(imports, what="--import")
+    if kinds is None:
+        return None
+    bare = []
+    for kind in kinds:
+        module, name = split_source(kind)
+        if module is not None:
+            import_modules([module], what=f"--memory {kind}")
+            if module not in imports:  # a worker imports it too (RunSpec.imports)
+                imports.append(module)
+        if name not in memory_kinds():
+            raise ValueError(
+                f"--memory: unknown kind {name!r}; registered: {list(memory_kinds())}. A kind of your "
+                "own: --import MODULE (the module that registers it), or --memory module:kind"
+            )
+        bare.append(name)
+    return bare
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:  # the user's modules first: they register kinds that --memory and --list name
+        args.memory = _memory_filter(args.memory, args.imports)
+    except ValueError as err:
+        parser.error(str(err))
     if args.list:
         _print_list(args.cards)
         return 0
@@ -336,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             cards=args.cards,
             env_kwargs=env_kwargs,
             kernels=args.kernels,
+            imports=args.imports,
         )
         check_kernels_supported(args.kernels)
     except (ValueError, TypeError) as err:

@@ -30,6 +30,7 @@ _ADDED_FIELDS: dict[str, Any] = {
     "env_wrappers": [],
     "card": None,
     "kernels": "native",
+    "imports": [],
 }
 
 
@@ -77,8 +78,11 @@ class RunSpec:
         kernels: the CPU kernel setting the run trains under
             (:mod:`~pomdp_bench.harness.kernels`: ``"native"``, ``"avx2"``, ``"sse41"``);
             its workers take it before torch starts.
+        imports: modules the worker imports before it builds anything: those that
+            register a memory kind of the user's own (a suite's ``import:``, ``--import``,
+            a ``module:kind`` name). Empty for runs of the shipped kinds.
 
-    ``stop``, ``device``, ``env_import``, ``env_wrappers``, ``card`` and ``kernels`` count in
+    ``stop``, ``device``, ``env_import``, ``env_wrappers``, ``card``, ``kernels`` and ``imports`` count in
     :meth:`key` and :meth:`agent_seed` only when set away from their defaults, so the
     keys of runs stored before they existed hold.
     """
@@ -102,6 +106,7 @@ class RunSpec:
     card: dict[str, Any] | None = None
     cell_seeds: int | None = None
     kernels: str = "native"
+    imports: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_setting(self.kernels)

@@ -77,6 +77,7 @@ from pomdp_bench.envs.wrappers import check_wrappers
 from pomdp_bench.harness.kernels import check_setting
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.stopping import StopRule
+from pomdp_bench.imports import import_modules, split_source
 from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.tuned import tuned_hyperparameters
 from pomdp_bench.validation import (
@@ -96,6 +97,7 @@ _SUITE_KEYS = {
     "seeds",
     "seed_stages",
     "kernels",
+    "import",
     "eval_episodes",
     "eval_points",
     "budget_scale",
@@ -136,6 +138,7 @@ class Suite:
     stop: StopRule | None = None
     seed_stages: tuple[int, ...] = ()
     kernels: str = "native"
+    imports: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     path: Path | None = None  # the suite file (a relative ``cards`` folder is read from it)
 
@@ -243,6 +246,7 @@ def load_suite(name: str) -> Suite:
         seeds=seeds,
         seed_stages=check_seed_stages(f"suite {name}: seed_stages", raw.get("seed_stages", []), seeds),
         kernels=_suite_kernels(raw["name"], raw.get("kernels", "native")),
+        imports=_suite_imports_field(raw["name"], raw.get("import", [])),
         groups=raw["groups"],
         eval_episodes=int(raw.get("eval_episodes", 20)),
         eval_points=int(raw.get("eval_points", 10)),
@@ -253,6 +257,28 @@ def load_suite(name: str) -> Suite:
         raw=raw,
         path=path,
     )
+
+
+def _suite_imports_field(name: str, value: object) -> tuple[str, ...]:
+    """A suite's ``import:``: module names (one name, or a list), checked, not imported."""
+    modules = [value] if isinstance(value, str) else value
+    if not isinstance(modules, list):
+        raise ArgumentTypeError(
+            f"suite {name}: import must be a module name or a list of them, got {value!r}"
+        )
+    return tuple(check_module_name(m, what=f"suite {name}: import") for m in modules)
+
+
+def _kind_source(mem: Any) -> tuple[str | None, Any]:
+    """A suite's memory entry with a ``module:kind`` name split: ``(module, entry)``, the
+    entry naming the bare kind; ``(None, mem)`` for a bare kind."""
+    kind = mem.get("kind") if isinstance(mem, dict) else mem
+    if not isinstance(kind, str):
+        return None, mem
+    module, bare = split_source(kind)
+    if module is None:
+        return None, mem
+    return module, ({**mem, "kind": bare} if isinstance(mem, dict) else bare)
 
 
 def _suite_kernels(name: str, value: object) -> str:
@@ -399,11 +425,16 @@ def suite_imports(suite: Suite, cards: str | Path | None = None) -> list[str]:
     pomdp_bench.run`` prints this list before it expands the suite, so that the reader
     sees whose code a shared suite file runs.
     """
-    modules: set[str] = set()
+    modules: set[str] = set(suite.imports)
     for group in suite.groups:
         agent_source = agent_module(group["agent"])  # an agent named as module:name
         if agent_source is not None:
             modules.add(agent_source)
+        entries = [
+            *(group.get("memory") or []),
+            *(m for env in group["envs"] for m in env.get("memory") or []),
+        ]
+        modules.update(m for m in (_kind_source(mem)[0] for mem in entries) if m is not None)  # module:kind
         for env in group["envs"]:
             module = env_source(env)[1]
             if module is not None:
@@ -510,6 +541,7 @@ def expand(
     cards: str | Path | None = None,
     env_kwargs: dict[str, Any] | None = None,
     kernels: str | None = None,
+    imports: list[str] | None = None,
 ) -> list[RunSpec]:
     """Every run of ``suite``, after the filters and overrides (``None`` keeps the suite's),
     on ``device`` under the CPU kernel setting ``kernels``
@@ -519,6 +551,10 @@ def expand(
     ``env_kwargs`` keeps the env entries whose kwargs hold each of its pairs
     (:func:`entry_kwargs`: the card's defaults updated by the entry's ``env_kwargs``);
     it changes no entry's kwargs.
+
+    ``imports``: modules to import first (``--import``), as the suite's ``import:`` list
+    is; a run of a kind they register (not a shipped kind) carries them in
+    :attr:`RunSpec.imports`, with the module of a ``module:kind`` name.
 
     ``seeds`` replaces every entry's count (the suite's ``seeds``, or an env entry's
     own, for a cell whose verdict needs more).
@@ -531,6 +567,10 @@ def expand(
     """
     suite_cards(suite, cards)
     kernels = suite.kernels if kernels is None else kernels
+    # Modules that register kinds of a user's own: imported here, and by each worker
+    # before it builds a run of such a kind (RunSpec.imports).
+    outside = [*suite.imports, *(imports or [])]
+    import_modules(outside, what="import")
     cells: dict[int, list[RunSpec]] = {}  # seed -> that seed's run of every cell
     for group in suite.groups:
         agent = group["agent"]
@@ -576,8 +616,16 @@ def expand(
             n_seeds = seeds if seeds is not None else int(env.get("seeds", suite.seeds))
             carried = None if is_shipped(env_id) else card_data(card)
             wrappers = check_wrappers(env.get("wrappers"))
-            for mem in env["memory"] if "memory" in env else group["memory"]:
+            for entry in env["memory"] if "memory" in env else group["memory"]:
+                kind_module, mem = _kind_source(entry)
+                if kind_module is not None:
+                    import_modules([kind_module], what=f"suite {suite.name}: memory {entry!r}")
                 cfg = MemoryConfig.from_any(mem).to_dict()
+                run_imports = (
+                    []
+                    if cfg["kind"] in MEMORY_KINDS
+                    else sorted({*outside, *([kind_module] if kind_module else [])})
+                )
                 if memory and cfg["kind"] not in memory:
                     continue
                 through_time = memory_class(cfg["kind"]).trains_through_time
@@ -607,6 +655,7 @@ def expand(
                                 card=carried,
                                 cell_seeds=n_seeds,
                                 kernels=kernels,
+                                imports=run_imports,
                             )
                         )
     return [spec for seed in sorted(cells) for spec in cells[seed]]

@@ -26,6 +26,7 @@ from pomdp_bench.harness.kernels import check_active as check_kernels
 from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopMonitor, StopRule, solve_threshold
 from pomdp_bench.harness.train_curve import iteration_means
+from pomdp_bench.imports import import_modules
 
 # Called with (spec key, timesteps done, total) as training advances.
 ProgressFn = Callable[[str, int, int], None]
@@ -105,6 +106,7 @@ def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     curve: list[tuple[int, float]] = []
     try:
         check_kernels(spec.kernels)  # a pinned run never trains on another path
+        import_modules(spec.imports, what="the run's import")  # they register its memory kind
         agent = build_agent(spec)
         rule = StopRule.from_any(spec.stop)
         monitor = None

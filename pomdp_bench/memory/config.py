@@ -17,7 +17,7 @@ from typing import Any
 
 from pomdp_bench.memory.options import OMIT_AT_DEFAULT, RECORDED, LegacyKeys, MemoryOptions
 from pomdp_bench.memory.registry import MemoryKind, memory_kind, memory_kinds
-from pomdp_bench.validation import check_bool, check_choice, check_int
+from pomdp_bench.validation import check_bool, check_int
 
 # The settings every kind has, in to_dict's order.
 COMMON_SETTINGS: tuple[str, ...] = ("kind", "hidden_size", "num_layers", "gradient_checkpoint", "init")
@@ -73,7 +73,12 @@ class MemoryConfig:
     ) -> None:
         if not isinstance(kind, str):
             raise TypeError(f"kind must be a str, got {kind!r} of type {type(kind).__name__}")
-        check_choice("kind", kind, memory_kinds())
+        if kind not in memory_kinds():
+            raise ValueError(
+                f"kind must be one of {list(memory_kinds())}, got {kind!r}. A kind of your own is "
+                "registered by its module (pomdp_bench.memory.register_memory); import that module "
+                f"first: a suite's import: list, --import MODULE, or the kind named as 'module:{kind}'"
+            )
         entry = memory_kind(kind)
         for name, value in (("kind", kind), ("hidden_size", hidden_size), ("num_layers", num_layers)):
             object.__setattr__(self, name, value)

@@ -71,7 +71,8 @@ from pomdp_bench.agents.common.settings import AgentSettings
 from pomdp_bench.agents.common.spaces import flat_vector_env, flatten_observations, needs_flattening
 from pomdp_bench.envs.make import make_vector_env, training_env
 from pomdp_bench.envs.wrappers import check_wrappers
-from pomdp_bench.memory import MemoryConfig
+from pomdp_bench.imports import import_modules
+from pomdp_bench.memory import MEMORY_KINDS, MemoryConfig, memory_class
 from pomdp_bench.validation import check_bool, check_int
 
 SettingsT = TypeVar("SettingsT", bound=AgentSettings)
@@ -124,6 +125,17 @@ def resolve_device(device: str | torch.device) -> torch.device:
             f"device={device!r} but MPS is not available; valid devices here: {available_devices()}"
         )
     return resolved
+
+
+def _memory_module(config: Any) -> str | None:
+    """The module that registered ``config``'s memory kind, for a kind not shipped with
+    pomdp_bench (a save records it so that ``load`` can import it); None for a shipped
+    kind, or one defined in a script (``__main__``), which no other process can import."""
+    kind = getattr(config, "kind", None)
+    if kind is None or kind in MEMORY_KINDS:
+        return None
+    module = memory_class(kind).__module__
+    return None if module == "__main__" else module
 
 
 def _copies(n: int) -> str:
@@ -859,6 +871,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 "env_wrappers": self.env_wrappers,
                 "env_from_id": self._env_from_id,
                 "settings": self.settings.to_dict(),
+                # Only for a kind of a user's own, so saves of shipped kinds keep their bytes.
+                **({"memory_module": module} if (module := _memory_module(self.memory_config)) else {}),
                 **{k: v for k, v in self._state_dicts().items() if optimizers or not k.endswith("optimizer")},
                 "num_timesteps": self.num_timesteps,
                 "n_updates": self.n_updates,
@@ -945,6 +959,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
 
         .. warning::
             A save names modules to import, and importing a module runs its code: the
+            module that registered a memory kind not shipped with pomdp_bench
+            (``memory_module``), the
             module of a ``"module:Id"`` env id and of each ``env_wrappers`` path (and the
             module of the env's registered entry point, when Gymnasium makes it). The
             tensors are read with ``weights_only=True``, so no pickled object runs, but
@@ -966,6 +982,8 @@ class Agent(abc.ABC, Generic[SettingsT]):
                 ``gymnasium.Wrapper`` subclass.
         """
         data = cls._read_save(path)
+        if data.get("memory_module"):  # the module that registers a memory kind of a user's own
+            import_modules([data["memory_module"]], what=f"{path}: memory_module")
         settings = cls.settings_class.from_dict(data["settings"])
         env_kwargs: dict[str, Any] | None = data["env_kwargs"]
         wrappers = data.get("env_wrappers") or None  # saves before 0.3 had none
