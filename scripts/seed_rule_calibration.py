@@ -94,9 +94,11 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--cells", type=int, default=4000, help="simulated cells per family")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the first family's random seed (each next family adds 1)"
+    )
     args = parser.parse_args(argv)
     if args.cells < 1:
         parser.error(f"--cells must be >= 1, got {args.cells}")
