@@ -234,6 +234,7 @@ HARNESS_LAYERS: dict[str, tuple[int, str]] = {
     # the commands
     "run": (2, "commands"),
     "seed_stages": (2, "commands"),
+    "beside": (2, "commands"),
     "tuning": (2, "commands"),
     "migrations": (2, "commands"),
 }

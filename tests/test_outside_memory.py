@@ -134,3 +134,47 @@ def test_a_module_that_does_not_import_stops_the_sweep_before_any_run(tmp_path: 
         sys.path.remove(str(tmp_path))
     with pytest.raises(ValueError, match="import must be a module name"):
         load_suite(_suite(tmp_path, ["none"], **{"import": ["not a module"]}))
+
+
+def test_beside_published_runs_only_the_new_kind_and_shares_the_published_table(
+    tmp_path: Path, ema_module: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from pomdp_bench.reporting.report import suite_tables
+
+    path = _suite(tmp_path, [{"kind": "gru", "hidden_size": 8}, "none"])
+    published = tmp_path / "published"
+    assert run.main(["--suite", path, "--results", str(published), "--workers", "1", "--no-report"]) == 0
+    with ResultStore(published) as store:
+        baseline = {r["key"] for r in store.rows("mine")}
+    mine = tmp_path / "mine_store"
+    args = ["--suite", path, "--results", str(mine), "--workers", "1", "--no-report", "--import", "ema_kind"]
+    ran: list[str] = []
+    real = run._claimed_runs
+
+    def counting(*call):
+        for spec, result in real(*call):
+            ran.append(spec.memory_kind)
+            yield spec, result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run, "_claimed_runs", counting)
+        assert run.main([*args, "--memory", "ema", "--beside-published", str(published)]) == 0
+    assert ran == ["ema", "ema"]  # the published runs are copied, not retrained
+    err = capsys.readouterr().err
+    assert "2 of 2 runs of ema stand beside published runs" in err and "4 published runs copied" in err
+    with ResultStore(mine) as store:
+        cells = suite_tables(store, "mine").cells
+        assert baseline <= {r["key"] for r in store.rows("mine")}
+    assert sorted(cells["memory"]) == ["ema", "gru", "none"]  # one table
+    with ResultStore(mine) as store:  # at the hidden size its entry's kinds use
+        assert {
+            r["spec"]["memory"]["hidden_size"]
+            for r in store.rows("mine")
+            if r["spec"]["memory"]["kind"] == "ema"
+        } == {8}
+    with pytest.raises(SystemExit):  # a budget of its own is not comparable
+        run.main([*args, "--memory", "ema", "--steps", "256", "--beside-published", str(published)])
+    assert "total_timesteps is 256 here and 512 there" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run.main([*args, "--beside-published", str(published)])
+    assert "--beside-published needs --memory" in capsys.readouterr().err

@@ -29,6 +29,7 @@ from typing import Any
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
 from pomdp_bench.harness import provenance, seed_stages
+from pomdp_bench.harness.beside import PUBLISHED_STORE, check_comparable, copy_published, unique, with_kinds
 from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.estimate import describe, estimate
 from pomdp_bench.harness.kernels import KERNEL_SETTINGS
@@ -96,6 +97,16 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="KIND",
         help="only these memory kinds (a kind of your own as module:kind, or with --import)",
+    )
+    parser.add_argument(
+        "--beside-published",
+        nargs="?",
+        const=str(PUBLISHED_STORE),
+        default=None,
+        metavar="DIR",
+        help="run the --memory kinds in every env entry of the suite, with its settings, seeds and "
+        "caps, beside its published runs (copied from DIR, default leaderboards/store, never "
+        "retrained): the report puts their rows in the published table",
     )
     parser.add_argument(
         "--import",
@@ -370,6 +381,13 @@ def main(argv: list[str] | None = None) -> int:
             unknown = sorted(set(args.envs) - named)
             if unknown:
                 parser.error(f"env ids {unknown} are not in suite {suite.name!r}; its envs: {sorted(named)}")
+        beside = None
+        if args.beside_published is not None:
+            if not args.memory:
+                parser.error("--beside-published needs --memory: the kinds of your own to run")
+            beside = ResultStore(Path(args.beside_published))
+            suite_cells = [cell_id(s) for s in expand(suite, seeds=1, cards=args.cards)]
+            suite = with_kinds(suite, args.memory)
         specs = expand(
             suite,
             envs=args.envs,
@@ -385,7 +403,15 @@ def main(argv: list[str] | None = None) -> int:
             imports=args.imports,
         )
         check_kernels_supported(args.kernels)
-    except (ValueError, TypeError) as err:
+        if beside is not None:
+            specs = unique(specs)
+            paired = check_comparable(specs, beside.rows(suite.name))
+            print(
+                f"suite {suite.name}: {paired} of {len(specs)} runs of {', '.join(args.memory)} stand beside "
+                f"published runs of the same entry and seed",
+                file=sys.stderr,
+            )
+    except (ValueError, TypeError, StoreError) as err:
         parser.error(str(err))
     if not specs:
         parser.error("the filters leave no run in the suite" + _kwargs_hint(suite, args.envs, env_kwargs))
@@ -403,7 +429,14 @@ def main(argv: list[str] | None = None) -> int:
 
     store.link(suite.name, specs)
     # The whole suite's cells, filters aside: reports read the suite's coverage from the store.
-    store.declare_cells(suite.name, [cell_id(s) for s in expand(suite, seeds=1, cards=args.cards)])
+    cells = [cell_id(s) for s in expand(suite, seeds=1, cards=args.cards)]
+    if beside is not None:  # the published cells too, and their runs, never retrained
+        cells = suite_cells + [c for c in cells if c not in suite_cells]
+        copied = copy_published(store, beside, suite.name)
+        print(
+            f"suite {suite.name}: {copied} published runs copied from {beside.path.parent}", file=sys.stderr
+        )
+    store.declare_cells(suite.name, cells)
     command = "python -m pomdp_bench.run " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )
