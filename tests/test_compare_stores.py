@@ -44,5 +44,5 @@ def test_an_earlier_runs_table_stands_in_for_a_store_that_is_gone(tmp_path: Path
     side_b = table_side(f"{table}:b", [*CELL_KEYS, "seed"], RUN_SHOWN)
     runs = compare_runs(str(STORE), side_b, "memory-long")
     assert len(runs) > 0 and runs["same_run"].all()
-    with pytest.raises(SystemExit, match="PATH.csv:a or PATH.csv:b"):
+    with pytest.raises(SystemExit, match=r"PATH\.csv:a or PATH\.csv:b"):
         table_side(str(table), CELL_KEYS, RUN_SHOWN)
