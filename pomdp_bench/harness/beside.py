@@ -107,9 +107,9 @@ def check_comparable(specs: list[RunSpec], published: list[dict[str, Any]]) -> i
         field = next(f for f in _SHARED if other.get(f, _ADDED_FIELDS.get(f)) != mine[f])
         raise ValueError(
             f"{spec.label()}: not comparable with the published runs of its entry: {field} is "
-            f"{mine[field]!r} here and {other.get(field)!r} there (published). Run it with the "
-            "suite's own settings (no --steps, --seeds or --kernels of your own), or without "
-            "--beside-published"
+            f"{mine[field]!r} here and {other.get(field, _ADDED_FIELDS.get(field))!r} there "
+            "(published). Either a setting of your own (--steps, --seeds, --kernels) differs, or "
+            "the suite or the package changed since its runs were published"
         )
     return paired
 
