@@ -178,3 +178,20 @@ def test_beside_published_runs_only_the_new_kind_and_shares_the_published_table(
     with pytest.raises(SystemExit):
         run.main([*args, "--beside-published", str(published)])
     assert "--beside-published needs --memory" in capsys.readouterr().err
+
+
+def test_a_cell_whose_runs_all_failed_is_reported_as_failed_runs(tmp_path: Path) -> None:
+    from pomdp_bench.harness.spec import RunResult, RunSpec
+    from pomdp_bench.reporting.report import write_suite
+
+    with ResultStore(tmp_path / "store") as store:
+        specs = [
+            RunSpec("TMaze-v1", {}, "ppo", {"kind": "gru"}, 4, seed, 64, cell_seeds=5) for seed in range(5)
+        ]
+        for spec in specs:
+            store.write(spec, RunResult(status="failed", error="Traceback\nValueError: kind must be one of"))
+        store.link("s", specs)
+        with pytest.warns(
+            UserWarning, match=r"5 of their runs failed; the first, TMaze-v1 gru seed 0: ValueError"
+        ):
+            write_suite(store, "s", tmp_path / "out")

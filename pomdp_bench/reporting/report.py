@@ -180,9 +180,20 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
     tables = tables or suite_tables(store, suite)
     runs, cells, horizon = tables.runs, tables.cells, tables.horizon
     few = cells[~cells["enough_seeds"].astype(bool)]
-    if len(few):
+    failing = few[few["n_failed"] > 0]
+    if len(failing):  # the cause first: runs that failed, not seeds that are missing
+        first = runs[runs["status"] == "failed"].iloc[0]
         warnings.warn(
-            f"suite {suite}: {len(few)} of {len(cells)} cells have fewer than {leaderboard.MIN_SEEDS} "
+            f"suite {suite}: {len(failing)} of {len(cells)} cells have too few seeds because "
+            f"{int(failing['n_failed'].sum())} of their runs failed; the first, {first['env_id']} "
+            f"{first['memory']} seed {first['seed']}: {first['error']}. Fix the cause and rerun with "
+            "--retry-failed",
+            stacklevel=2,
+        )
+    short = few[few["n_failed"] == 0]
+    if len(short):
+        warnings.warn(
+            f"suite {suite}: {len(short)} of {len(cells)} cells have fewer than {leaderboard.MIN_SEEDS} "
             f"seeds; their learned verdict is left empty",
             stacklevel=2,
         )
