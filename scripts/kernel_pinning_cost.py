@@ -94,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=5, help="timed rounds per measurement; the median is kept"
     )
     parser.add_argument("--repeats", type=int, default=2, help="turns each setting takes, alternating")
-    parser.add_argument("--csv", action="store_true", help=f"write {CSV.relative_to(ROOT)}")
+    parser.add_argument("--csv", action="store_true", help="write the table to --out")
+    parser.add_argument(
+        "--out", default=str(CSV), metavar="PATH", help=f"the --csv file (default {CSV.relative_to(ROOT)})"
+    )
     parser.add_argument(
         "--paths-out",
         metavar="PATH",
@@ -195,11 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         import csv
 
-        with CSV.open("w", newline="") as f:
+        with open(args.out, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-        print(f"wrote {CSV}")
+        print(f"wrote {args.out}")
     return 0
 
 

@@ -16,7 +16,8 @@ sse41      ``ONEDNN_MAX_CPU_ISA=SSE41 MKL_CBWR=COMPATIBLE ATEN_CPU_CAPABILITY=de
 ``sse41`` is the setting that repeats across vendors: a short run trained the same
 weights on an AVX-512 Intel Xeon and an AVX2-only AMD EPYC, for every kind compared
 (``leaderboards/replication/kernel_paths_across_cpus.csv``); ``avx2`` did not. A suite
-names its setting (``kernels:`` in its file; the memory suite's is ``sse41``).
+names its setting (``kernels:`` in its file); none pins one yet, since ``sse41`` costs
+about 1.45x the time (``docs/reproducibility.md``).
 
 A run's setting is part of its spec (:attr:`RunSpec.kernels`) and of its key when not
 ``native``. A sweep's workers take the setting before they import torch (:func:`apply`),

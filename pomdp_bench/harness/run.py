@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the CPU kernel path runs train on: native (the CPU's own choice), or avx2 or sse41, "
         "one path on any x86-64 CPU that has it (docs/reproducibility.md). Default: the suite's "
-        "kernels (memory: avx2), else native. Part of each run's key when not native.",
+        "kernels: setting, else native. Part of each run's key when not native.",
     )
     parser.add_argument(
         "--backend", choices=("local", "ray"), default="local", help="where runs execute (default: local)"
