@@ -6,7 +6,7 @@ setting and kind by kind: equal hashes mean that setting trains the same weights
 both. Writes ``leaderboards/replication/kernel_paths_across_cpus.csv``:
 
     python scripts/kernel_paths_across_cpus.py leaderboards/kernel_pinning_cost.csv \\
-        leaderboards/replication/kernel_paths_amd_milan.csv
+        leaderboards/replication/kernel_pinning_cost_amd_milan.csv
 """
 
 from __future__ import annotations
