@@ -11,6 +11,10 @@ Groups:
 * ``rnn resets T,B,H``: gru and lstm forward + backward with about 5% episode starts,
   against the same fused ``nn.GRU`` / ``nn.LSTM`` over the whole sequence without
   resets; the target is at most 2x.
+* ``gru paths T,B,H``: gru's two training paths, ``kernel: fused`` (``nn.GRU`` with
+  resets) and ``kernel: cpp`` (memory/kernels/gru_cpp.py), beside lstm's fused layer,
+  forward + backward with about 5% episode starts; the target: gru cpp no slower
+  than lstm.
 * ``mamba scan``: the selective scan's chunked parallel form against its own
   one-step-at-a-time loop, forward + backward at T=512, B=8, E=128, N=16.
 * ``linear scan``: the chunked parallel scan shared by lru, s5, ffm,
@@ -103,6 +107,26 @@ def test_rnn_resets_against_whole_sequence(benchmark, kind, variant, shape):
 
     benchmark.extra_info["starts"] = int(starts[1:].sum())
     benchmark(whole if variant.startswith("nn") else with_resets)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "T{},B{},H{}".format(*s))
+@pytest.mark.parametrize(
+    "config",
+    [{"kind": "gru"}, {"kind": "gru", "kernel": "cpp"}, {"kind": "lstm"}],
+    ids=["gru fused", "gru cpp", "lstm fused"],
+)
+def test_gru_paths_against_lstm(benchmark, config, shape):
+    steps, batch, hidden = shape
+    benchmark.group = "gru paths T={},B={},H={}".format(*shape)
+    torch.manual_seed(0)
+    memory = build_memory({**config, "hidden_size": hidden}, input_size=hidden)
+    x, starts = _batch(steps, batch, hidden, start_prob=0.05)
+    state = memory.initial_state(batch)
+
+    def update() -> None:
+        memory(x, state, starts)[0].square().mean().backward()
+
+    benchmark(update)
 
 
 @pytest.mark.parametrize("scan", [selective_scan, selective_scan_sequential], ids=["parallel", "sequential"])

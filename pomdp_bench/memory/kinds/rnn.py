@@ -27,9 +27,10 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
+from pomdp_bench.memory.kernels import gru_cpp
 from pomdp_bench.memory.kernels.rnn_fused import FusedResets, stack_layers
 from pomdp_bench.memory.options import LegacyKeys, added_setting
-from pomdp_bench.validation import check_float, check_int
+from pomdp_bench.validation import check_choice, check_float, check_int
 
 #: The ``init`` values gru and lstm understand. None: torch's defaults. "orthogonal":
 #: weights orthogonal, biases zero. "forget_bias": torch's weights, biases zero except
@@ -41,6 +42,8 @@ from pomdp_bench.validation import check_float, check_int
 #: input gate's is its negative), so the units' untrained memory spans are spread up
 #: to the horizon.
 RNN_INITS: tuple[str | None, ...] = (None, "orthogonal", "forget_bias", "chrono")
+#: The paths a gru or lstm sequence can take in training (``RNNOptions.kernel``).
+RNN_KERNELS = ("fused", "cpp")
 _GATE_BIAS = 2.0
 
 
@@ -54,13 +57,21 @@ class RNNOptions(LegacyKeys):
             task's memory horizon. Default None.
         gate_bias: with ``init="forget_bias"`` only: the keep gate's initial bias (2,
             the default: 88% kept a step, 8% over 20 steps; 4: 98%, 16% over 100 steps).
+        kernel: the path a sequence takes in training. "fused" (default): torch's
+            ``nn.GRU`` / ``nn.LSTM`` with resets inside (``rnn_fused.py``). "cpp", gru
+            only: the masked loop in C++ (:mod:`~pomdp_bench.memory.kernels.gru_cpp`),
+            several times faster on a CPU, equal to the reference within float32
+            rounding; it changes the run key. Where it cannot be built, gru warns once
+            and runs "fused".
     """
 
     timescale: int | None = added_setting(None)
     gate_bias: float = added_setting(_GATE_BIAS)
+    kernel: str = added_setting("fused")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gate_bias", check_float("gate_bias", self.gate_bias))
+        check_choice("kernel", self.kernel, RNN_KERNELS)
 
     def check(self, config: MemoryConfig) -> None:
         if config.init == "chrono":
@@ -73,6 +84,10 @@ class RNNOptions(LegacyKeys):
         elif self.timescale is not None:
             raise ValueError(
                 f"timescale={self.timescale!r} applies only to init='chrono', not init={config.init!r}"
+            )
+        if self.kernel != "fused" and config.kind != "gru":
+            raise ValueError(
+                f"kernel={self.kernel!r} is a path of gru only; {config.kind}'s kernels: ['fused']"
             )
         if config.init != "forget_bias" and self.gate_bias != _GATE_BIAS:
             raise ValueError(
@@ -124,6 +139,10 @@ class RecurrentMemory(Memory):
             tuple(f"{n}_l{layer}" for n in _WEIGHT_NAMES) for layer in range(config.num_layers)
         ]
         self._fused = FusedResets(config.kind, config.hidden_size, config.num_layers)
+        self._cpp = config.kind == "gru" and config.kernel == "cpp"
+        if self._cpp and gru_cpp.load() is None:
+            gru_cpp.warn_fallback("gru")
+            self._cpp = False
 
     def _open_keep_gate(self, config: MemoryConfig) -> None:
         """Zero the biases, then bias open the gate that keeps the state: the second gate
@@ -162,6 +181,9 @@ class RecurrentMemory(Memory):
         if x.shape[0] == 1:
             reset = starts[0, :, None, None]  # a start at step 0 zeroes the state
             return self._step(x[0], tuple(s.masked_fill(reset, 0.0) for s in state))
+        if self._cpp and x.device.type == "cpu" and x.dtype == torch.float32:
+            weights = [self._weights(layer) for layer in range(self.config.num_layers)]
+            return gru_cpp.gru_layers(x, state[0], starts, weights)
         hx, inner_starts = self._fused.sequence_start(starts, state)  # [L, B, H] each
         if inner_starts:
             weights = [self._weights(layer) for layer in range(self.config.num_layers)]
