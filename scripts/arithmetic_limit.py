@@ -48,6 +48,8 @@ from pomdp_bench.harness import provenance
 from pomdp_bench.memory import MEMORY_KINDS
 
 KINDS = tuple(MEMORY_KINDS)
+#: Fast paths measured beside their kind's usual one: ``kind+kernel`` (``gru+cpp``: gru with ``kernel: cpp``).
+PATHS = ("gru+cpp",)
 CSV = Path(__file__).resolve().parent.parent / "leaderboards" / "throughput.csv"
 COLUMNS = [
     "memory", "copies", "rollout_steps_per_second", "update_steps_per_second", "update_mflop",
@@ -59,7 +61,12 @@ SCAN_OPS_PER_ELEMENT = 20  # selective_scan: 3 forward passes and 3 backward, ~3
 
 
 def _agent(kind: str, copies: int) -> PPO:
-    memory = None if kind == "none" else {"kind": kind, "hidden_size": HIDDEN}
+    kind, _, kernel = kind.partition("+")  # a fast path: gru+cpp
+    memory = (
+        None
+        if kind == "none"
+        else {"kind": kind, "hidden_size": HIDDEN, **({"kernel": kernel} if kernel else {})}
+    )
     # The settings tuned at corridor 5 (32 steps per copy and rollout), on corridor 10.
     settings = PPOSettings.tuned("TMaze-v1", {"corridor_length": 5}, n_envs=copies, seed=0)
     model = PPO("TMaze-v1", memory, env_kwargs={"corridor_length": 10}, settings=settings, device="cpu")
@@ -126,7 +133,11 @@ def main() -> None:
         "--copies", type=int, nargs="+", default=[16, 64, 256, 1024], help="copies (n_envs) to measure at"
     )
     parser.add_argument(
-        "--kinds", nargs="+", default=list(KINDS), choices=KINDS, help="memory kinds to measure"
+        "--kinds",
+        nargs="+",
+        default=list(KINDS),
+        choices=KINDS + PATHS,
+        help=f"memory kinds to measure, and fast paths as kind+kernel ({', '.join(PATHS)})",
     )
     parser.add_argument(
         "--rounds", type=int, default=3, help="timed rounds per measurement; the median is kept"
@@ -188,7 +199,7 @@ def write_csv(path: Path, rows: list[list]) -> None:
             raise ValueError(f"{path}: columns {list(old.columns)} are not this script's {COLUMNS}")
         keep = ~old.set_index(["memory", "copies"]).index.isin(new.set_index(["memory", "copies"]).index)
         new = pd.concat([old[keep], new], ignore_index=True)
-    order = {kind: i for i, kind in enumerate(KINDS)}
+    order = {kind: i for i, kind in enumerate(KINDS + PATHS)}
     new = new.sort_values(["memory", "copies"], key=lambda c: c.map(order) if c.name == "memory" else c)
     path.parent.mkdir(parents=True, exist_ok=True)
     new.to_csv(path, index=False, float_format="%.6g")
