@@ -57,6 +57,7 @@ and carrying its own command, commit and per-seed rows, or its machine and commi
 | `popgym_cost.csv` | worker-hours per env and kind of the popgym suite, measured from its runs | `python scripts/popgym_cost.py` |
 | `kernel_pinning_cost.csv` | PPO's env steps/s per memory kind under each CPU kernel setting against the CPU's own choice, and whether a short run's weights match | `python scripts/kernel_pinning_cost.py --csv` |
 | `seed_rule_calibration.csv` | the sequential seed rule against 5, 10 and 20 fixed seeds on simulated cells: share called learned at the line and above it, and seeds run | `python scripts/seed_rule_calibration.py --cells 4000` |
+| `throughput_gru_paths.csv` | gru's default path, gru's C++ path (`kernel: cpp`) and lstm, PPO's env steps/s at 16 and 256 copies | `python scripts/arithmetic_limit.py --copies 16 256 --kinds gru gru+cpp lstm --csv leaderboards/throughput_gru_paths.csv` |
 | `throughput.csv` | PPO's env steps/s per memory kind at 16 and 256 copies, and the update's share of the arithmetic limit | `python scripts/arithmetic_limit.py --copies 16 256 --csv` |
 
 `popgym_reference.csv` puts the popgym suite's MMER beside POPGym's published one
