@@ -11,6 +11,7 @@ from torch import nn
 
 from pomdp_bench.memory import MEMORY_KINDS, Memory, MemoryConfig, build_memory, contract
 from pomdp_bench.memory.contract import assert_states_close, lived_in_state, random_starts
+from pomdp_bench.memory.kernels import gru_cpp
 from pomdp_bench.memory.kernels.delta_rule import delta_rule_chunkwise, delta_rule_sequential
 from pomdp_bench.memory.kernels.episodes import positions_in_episode
 from pomdp_bench.memory.kernels.linear_scan import linear_scan, linear_scan_sequential
@@ -1087,11 +1088,14 @@ def test_transformer_state_is_inputs_so_new_weights_never_read_old_keys():
 
 
 @pytest.mark.parametrize("layers", [1, 2])
-@pytest.mark.parametrize("kind", ["gru", "lstm"])
-def test_fused_rnn_equals_the_plain_masked_loop(kind: str, layers: int):
-    """rnn.py's fused paths (rnn_fused.py's with starts inside) and rnn_reference.masked_loop agree: outputs, final state and
-    the gradients of inputs, incoming state and weights, with starts inside the sequence."""
-    memory = make(kind, num_layers=layers)
+@pytest.mark.parametrize(("kind", "kernel"), [("gru", "fused"), ("lstm", "fused"), ("gru", "cpp")])
+def test_fused_rnn_equals_the_plain_masked_loop(kind: str, kernel: str, layers: int):
+    """rnn.py's fused paths (rnn_fused.py's with starts inside), gru's C++ path (gru_cpp.py)
+    and rnn_reference.masked_loop agree: outputs, final state and the gradients of inputs,
+    incoming state and weights, with starts inside the sequence."""
+    if kernel == "cpp" and gru_cpp.load() is None:
+        pytest.skip(f"gru's C++ path cannot be built here: {gru_cpp.why_not()}")
+    memory = make(kind, num_layers=layers, kernel=kernel)
     steps, batch = 17, 5
     gen = torch.Generator().manual_seed(7)
     x = torch.randn(steps, batch, D, generator=gen)
