@@ -187,7 +187,7 @@ def write_suite(store: ResultStore, suite: str, out: Path, tables: SuiteTables |
         warnings.warn(
             f"suite {suite}: {len(failing)} of {len(cells)} cells have too few seeds because "
             f"{int(failing['n_failed'].sum())} of their runs failed; the first, {first['env_id']} "
-            f"{first['memory']} seed {first['seed']}: {first['error']}. Fix the cause and rerun with "
+            f"{first['memory']} seed {first['seed']}: {str(first['error']).rstrip('.')}. Fix the cause and rerun with "
             "--retry-failed",
             stacklevel=2,
         )
