@@ -195,3 +195,16 @@ def test_a_cell_whose_runs_all_failed_is_reported_as_failed_runs(tmp_path: Path)
             UserWarning, match=r"5 of their runs failed; the first, TMaze-v1 gru seed 0: ValueError"
         ):
             write_suite(store, "s", tmp_path / "out")
+
+
+def test_an_sb3_vec_env_is_refused_with_what_to_pass_instead() -> None:
+    pytest.importorskip("stable_baselines3")
+    import gymnasium as gym
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from pomdp_bench import PPO
+
+    with pytest.raises(
+        TypeError, match=r"got DummyVecEnv\. It looks like a Stable-Baselines3 VecEnv: pass the env id"
+    ):
+        PPO(DummyVecEnv([lambda: gym.make("CartPole-v1")]))

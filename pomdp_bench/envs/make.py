@@ -197,9 +197,15 @@ def training_env(
 
         vec = gym.vector.SyncVectorEnv([make_copy] * n, autoreset_mode=AutoresetMode.SAME_STEP)
         return _with_factory(vec, first, env, n)
+    hint = ""
+    if all(hasattr(env, name) for name in ("num_envs", "step_async", "step_wait")):  # an SB3 VecEnv
+        hint = (
+            ". It looks like a Stable-Baselines3 VecEnv: pass the env id (with n_envs=) or a "
+            "function that returns one gym.Env, and the agent builds its own copies"
+        )
     raise TypeError(
         f"env must be an env id, a gym.Env, a function returning one, or a Gymnasium VectorEnv; "
-        f"got {type(env).__name__}"
+        f"got {type(env).__name__}{hint}"
     )
 
 
