@@ -58,3 +58,13 @@ def test_learns_progress_bar_draws_its_last_line_once(capsys) -> None:
     assert err.count("256/256") == 1, err[-300:]
     model.learn(128, progress_bar=True)  # a second call counts afresh (reset_num_timesteps)
     assert capsys.readouterr().err.count("128/128") == 1
+
+
+def test_the_demo_leaves_out_superseded_envs_and_warns_of_none(capsys) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a deprecation warning of a superseded id fails here
+        demo.main()
+    out = capsys.readouterr().out
+    assert "TMaze-v1" in out and "TMaze-v0" not in out
