@@ -6,7 +6,9 @@ out of range, and the message names the argument, the value and what is valid.
 
 from __future__ import annotations
 
+import argparse
 import numbers
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -123,3 +125,23 @@ def check_import_path(value: Any, *, what: str = "import path", attribute: bool 
             f"'minigrid.wrappers:ImgObsWrapper'), got {value!r}"
         )
     return value
+
+
+class OldOptionName(argparse.Action):
+    """An option's old name on a command line: it sets the new option's value and says,
+    on stderr, which name to use (``--out`` meant the results store in ``run`` and the
+    leaderboards folder in ``report``; each now has one name of its own)."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{parser.prog}: {option_string} is an old name; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)

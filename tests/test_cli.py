@@ -160,3 +160,15 @@ def test_a_study_whose_runs_all_reach_their_cap_has_no_best(tmp_path, capsys) ->
     err = capsys.readouterr().err
     assert "no run of its 1 completed trial(s) solved within its cap of 64 steps" in err
     assert "nothing is written" in err and not list(tmp_path.glob("*.yaml"))
+
+
+def test_out_is_an_old_name_in_run_and_report_and_says_the_new_one(capsys) -> None:
+    from pomdp_bench.harness import run
+    from pomdp_bench.reporting import report
+
+    args = run.build_parser().parse_args(["--suite", "smoke", "--out", "somewhere"])
+    assert args.results == "somewhere"
+    assert "--out is an old name; use --results" in capsys.readouterr().err
+    args = report.build_parser().parse_args(["--out", "pages"])
+    assert args.leaderboards == "pages"
+    assert "--out is an old name; use --leaderboards" in capsys.readouterr().err

@@ -57,6 +57,7 @@ from pomdp_bench.harness.suites import (
 )
 from pomdp_bench.imports import import_modules, split_source
 from pomdp_bench.memory import memory_kinds
+from pomdp_bench.validation import OldOptionName
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,12 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", help="Ray cluster address for --backend ray (default: start a local Ray)"
     )
     parser.add_argument(
-        "--results",
+        "--results", default="results", metavar="DIR", help="folder of the results store (default: results/)"
+    )
+    parser.add_argument(
         "--out",
         dest="results",
-        default="results",
+        action=OldOptionName,
+        new="--results",
         metavar="DIR",
-        help="folder of the results store (default: results/; --out is the old name)",
+        help="old name of --results",
     )
     parser.add_argument(
         "--leaderboards",

@@ -31,6 +31,7 @@ from pomdp_bench.harness.published import POINTER_FILE, publish
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.reporting import credit as credit_tables
 from pomdp_bench.reporting import html_page, leaderboard, plots, popgym_reference, references, results_pages
+from pomdp_bench.validation import OldOptionName
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
 # written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
@@ -560,11 +561,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--leaderboards",
-        "--out",
-        dest="leaderboards",
         metavar="DIR",
         help="where to write CSVs, figures, README.md and index.html (default: <results>/leaderboards/, as run writes "
-        "them; --out is the old name)",
+        "them)",
+    )
+    parser.add_argument(
+        "--out",
+        dest="leaderboards",
+        action=OldOptionName,
+        new="--leaderboards",
+        metavar="DIR",
+        help="old name of --leaderboards",
     )
     parser.add_argument(
         "--suite", action="append", help="only this suite (repeatable; default: all in the store)"
