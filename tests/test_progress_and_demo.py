@@ -60,11 +60,16 @@ def test_learns_progress_bar_draws_its_last_line_once(capsys) -> None:
     assert capsys.readouterr().err.count("128/128") == 1
 
 
-def test_the_demo_leaves_out_superseded_envs_and_warns_of_none(capsys) -> None:
+def test_the_demo_leaves_out_superseded_envs_and_warns_of_none(monkeypatch, capsys) -> None:
     import warnings
 
+    from pomdp_bench.envs.cards import implicit_card, load_cards
+
+    # A card added at run time, with no vector twin (as other tests add): not the demo's.
+    cards = {**load_cards(), "DemoOutsideBit-v0": implicit_card("DemoOutsideBit-v0")}
+    monkeypatch.setattr(demo, "load_cards", lambda: cards)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a deprecation warning of a superseded id fails here
         demo.main()
     out = capsys.readouterr().out
-    assert "TMaze-v1" in out and "TMaze-v0" not in out
+    assert "TMaze-v1" in out and "TMaze-v0" not in out and "DemoOutsideBit" not in out
