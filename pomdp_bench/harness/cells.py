@@ -20,8 +20,19 @@ CELL_KEYS = ["env_id", "env_kwargs", "agent", "memory", "bptt_length"]
 def cell_id(spec: RunSpec) -> list[str]:
     """A run's cell as :data:`CELL_KEYS` values in text, ``bptt_length`` ``""`` when unset:
     what a store records as the cells a suite declares (``ResultStore.declare_cells``)."""
-    bptt = "" if spec.bptt_length is None else str(int(spec.bptt_length))
-    return [spec.env_id, json_text(spec.env_kwargs), spec.agent, spec.memory_kind, bptt]
+    return [
+        spec.env_id,
+        json_text(spec.env_kwargs),
+        spec.agent,
+        spec.memory_kind,
+        length_text(spec.bptt_length),
+    ]
+
+
+def length_text(bptt_length: Any) -> str:
+    """A BPTT length as :func:`cell_id` writes it: ``""`` when unset (None, or a table's NaN
+    or NA)."""
+    return "" if bptt_length is None or str(bptt_length) in ("nan", "<NA>") else str(int(bptt_length))
 
 
 def json_text(value: Any) -> str:

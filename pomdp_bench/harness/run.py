@@ -313,7 +313,8 @@ def _kwargs_hint(suite: Suite, envs: list[str] | None, env_kwargs: dict[str, Any
 
 def _memory_filter(kinds: list[str] | None, imports: list[str]) -> list[str] | None:
     """``--memory``'s kinds, bare, after importing ``--import``'s modules and the module of
-    each ``module:kind``; each must then be registered.
+    each ``module:kind``; each must then be registered. A ``module:kind``'s module is added
+    to ``imports`` (``--import``'s list), so that the workers import it too.
 
     Raises:
         ValueError: a module that does not import, or an unknown kind (the message lists
@@ -427,9 +428,8 @@ def main(argv: list[str] | None = None) -> int:
         store = ResultStore(out)
     except (StoreError, ValueError) as err:
         parser.error(str(err))
-    done = store.status(s.key() for s in specs)
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
-    todo = [s for s in specs if done.get(s.key()) not in skip]
+    todo = _not_done(store, specs, skip)
 
     store.link(suite.name, specs)
     # The whole suite's cells, filters aside: reports read the suite's coverage from the store.
@@ -470,9 +470,10 @@ def main(argv: list[str] | None = None) -> int:
             # The suite's seeds first; then the seed stages' runs, one stage at a time
             # (seed_stages.py), beginning with any stage a sweep cut short left unfinished.
             stages = iter(() if args.seeds is not None else suite.seed_stages)
-            batch = todo + _not_done(store, seed_stages.unfinished_stage_runs(store, suite.name, specs), skip)
-            store.link(suite.name, batch)
-            progress.grow(len(batch) - len(todo))
+            unfinished = _not_done(store, seed_stages.unfinished_stage_runs(store, suite.name, specs), skip)
+            store.link(suite.name, unfinished)
+            progress.grow(len(unfinished))
+            batch = todo + unfinished
             while True:
                 for spec, result in _claimed_runs(
                     backend, store, batch, progress, timeout, args.retry_failed

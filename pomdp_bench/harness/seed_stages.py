@@ -15,23 +15,11 @@ seed and the cell's new seed count (:attr:`RunSpec.cell_seeds`, not part of the 
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import Any
+from collections.abc import Iterable
 
-from pomdp_bench.harness.cells import cell_id, json_text
+from pomdp_bench.harness.cells import cell_id, length_text
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
-
-
-def _cell_of_row(cell: Any) -> tuple[str, ...]:
-    """A leaderboard cell row's id, as :func:`cell_id` writes a spec's."""
-    bptt = cell["bptt_length"]
-    length = (
-        ""
-        if bptt is None or (isinstance(bptt, float) and math.isnan(bptt)) or str(bptt) == "<NA>"
-        else str(int(bptt))
-    )
-    return (cell["env_id"], cell["env_kwargs"], cell["agent"], cell["memory"], length)
 
 
 def cells_to_grow(store: ResultStore, suite: str, stage: int) -> dict[tuple[str, ...], int]:
@@ -50,11 +38,16 @@ def cells_to_grow(store: ResultStore, suite: str, stage: int) -> dict[tuple[str,
         return {}
     cells = cells_frame(runs)
     grow = cells[(cells["verdict_holds"] == False) & (cells["n_seeds"] < stage)]  # noqa: E712 (NA stays out)
-    return {_cell_of_row(cell): int(cell["n_seeds"]) for _, cell in grow.iterrows()}
+    return {
+        (c["env_id"], c["env_kwargs"], c["agent"], c["memory"], length_text(c["bptt_length"])): int(
+            c["n_seeds"]
+        )
+        for _, c in grow.iterrows()
+    }
 
 
 def grown_specs(
-    specs: list[RunSpec], grow: dict[tuple[str, ...], int], stage: int, skip: set[int] = frozenset()
+    specs: list[RunSpec], grow: Iterable[tuple[str, ...]], stage: int, skip: set[int] = frozenset()
 ) -> list[RunSpec]:
     """The runs that take each cell of ``grow`` to ``stage`` seeds: its lowest-seed spec
     of ``specs`` with each seed below ``stage`` that ``specs`` and ``skip`` lack, and
@@ -85,18 +78,12 @@ def unfinished_stage_runs(store: ResultStore, suite: str, specs: list[RunSpec]) 
     has, the runs of the missing seeds. A resumed sweep runs them before any new stage."""
     stored: dict[tuple[str, ...], tuple[int, set[int]]] = {}
     for row in store.rows(suite):
-        spec = row["spec"]
-        cell = (
-            spec["env_id"],
-            json_text(spec["env_kwargs"]),
-            spec["agent"],
-            str(spec["memory"].get("kind", "none")),
-            "" if spec["bptt_length"] is None else str(int(spec["bptt_length"])),
-        )
+        spec = RunSpec(**row["spec"])
+        cell = tuple(cell_id(spec))
         declared, seeds = stored.get(cell, (0, set()))
-        stored[cell] = (max(declared, int(spec.get("cell_seeds") or 0)), seeds | {int(spec["seed"])})
+        stored[cell] = (max(declared, spec.cell_seeds or 0), seeds | {spec.seed})
     out: list[RunSpec] = []
     for cell, (declared, seeds) in stored.items():
         if declared > len(seeds):
-            out += grown_specs(specs, {cell: len(seeds)}, declared, skip=seeds)
+            out += grown_specs(specs, [cell], declared, skip=seeds)
     return sorted(out, key=lambda spec: spec.seed)
