@@ -3,6 +3,7 @@ see ``tests/test_pqn_learning.py``)."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -226,3 +227,56 @@ def test_previous_action_inputs_are_the_last_actions_one_hot_and_zero_at_starts(
 def test_tuned_settings_make_a_piece_one_episode(env_id, kwargs, episode) -> None:
     settings = PQNSettings.tuned(env_id, kwargs).resolve(32)
     assert settings.n_steps == settings.bptt_length == episode
+
+
+def _discrete_obs_vec_env(n: int = 4):
+    """FrozenLake (a ``Discrete`` observation) with a 6-step time limit, so some episodes
+    are truncated."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    make = [lambda: gym.make("FrozenLake-v1", max_episode_steps=6) for _ in range(n)]
+    return SyncVectorEnv(make, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+@pytest.mark.parametrize("env_name", ["counter", "frozenlake", "tmaze"])
+@pytest.mark.parametrize("previous_action", [True, False])
+@pytest.mark.parametrize("memory", [None, GRU])
+def test_the_fast_rollout_equals_the_plain_torch_loop(env_name, previous_action, memory) -> None:
+    """``_collect_rollout`` (NumPy host arrays) and ``_collect_rollout_reference`` (a torch
+    write per field and step) fill the same buffers and train the same weights, bit for bit,
+    with truncations (CounterEnv, FrozenLake), ``Discrete`` observations (FrozenLake) and
+    fixed-length episodes (T-Maze)."""
+    make = {
+        "counter": lambda: (counter_vec_env(), {}),
+        "frozenlake": lambda: (_discrete_obs_vec_env(), {}),
+        "tmaze": lambda: ("TMaze-v1", {"env_kwargs": {"corridor_length": 4}, "n_envs": 4}),
+    }[env_name]
+    agents = []
+    for reference in (False, True):
+        env, extra = make()
+        agent = PQN(
+            env,
+            memory,
+            n_steps=12,
+            bptt_length=6,
+            num_minibatches=2,
+            previous_action=previous_action,
+            seed=5,
+            **SMALL,
+            **extra,
+        )
+        if reference:
+            agent._collect_rollout = agent._collect_rollout_reference
+        buffers = []
+        for _ in range(3):
+            agent.learn(agent.settings.rollout_size, reset_num_timesteps=False)
+            fields = ("buf_obs", "buf_actions", "buf_rewards", "buf_terminated", "buf_dones", "buf_starts")
+            buffers.append([getattr(agent, f).clone() for f in (*fields, "buf_max_q", "buf_final_max_q")])
+        agents.append((agent, buffers))
+    (fast, fast_buffers), (plain, plain_buffers) = agents
+    for got, want in zip(fast_buffers, plain_buffers, strict=True):
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for a, b in zip(fast.q_net.state_dict().values(), plain.q_net.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert fast.episode_log == plain.episode_log

@@ -200,15 +200,36 @@ class PQN(Agent[PQNSettings]):
 
         T, B = s.n_steps, self.n_envs
         dev = self.device
-        width = flat_obs_size(self.observation_space) + (self.n_actions if s.previous_action else 0)
-        self.buf_obs = torch.zeros(T, B, width, device=dev)  # the network's inputs
-        self.buf_actions = torch.zeros(T, B, dtype=torch.long, device=dev)
-        self.buf_rewards = torch.zeros(T, B, device=dev)
-        self.buf_terminated = torch.zeros(T, B, dtype=torch.bool, device=dev)
-        self.buf_dones = torch.zeros(T, B, dtype=torch.bool, device=dev)
-        self.buf_starts = torch.zeros(T, B, dtype=torch.bool, device=dev)
+        self._n_features = flat_obs_size(self.observation_space)
+        width = self._n_features + (self.n_actions if s.previous_action else 0)
+        # The rollout is written on the host, step by step, into NumPy arrays: no torch
+        # operator per field and step. On a CPU the torch buffers are views of them;
+        # elsewhere they are copied over once a rollout (_collect_rollout).
+        self.host_obs = np.zeros((T, B, width), dtype=np.float32)  # the network's inputs
+        self.host_actions = np.zeros((T, B), dtype=np.int64)
+        self.host_rewards = np.zeros((T, B), dtype=np.float32)
+        self.host_terminated = np.zeros((T, B), dtype=bool)
+        self.host_dones = np.zeros((T, B), dtype=bool)
+        self.host_starts = np.zeros((T, B), dtype=bool)
+        self._host_next = np.zeros((B, width), dtype=np.float32)  # the bootstrap's inputs
+        host = (self.host_obs, self.host_actions, self.host_rewards, self.host_terminated)
+        host += (self.host_dones, self.host_starts)
+        (
+            self.buf_obs,
+            self.buf_actions,
+            self.buf_rewards,
+            self.buf_terminated,
+            self.buf_dones,
+            self.buf_starts,
+        ) = (
+            torch.from_numpy(a)
+            if dev.type == "cpu"
+            else torch.zeros(a.shape, dtype=torch.from_numpy(a).dtype, device=dev)
+            for a in host
+        )
         self.buf_max_q = torch.zeros(T, B, device=dev)  # max_a Q(o_t) while acting
         self.buf_final_max_q = torch.zeros(T, B, device=dev)  # max_a Q(final obs) where truncated
+        self._eye = np.eye(self.n_actions, dtype=np.float32)
         self.piece_states: list[MemoryState] = [()] * (T // s.bptt_length)
 
         self._shuffle_generator = torch.Generator().manual_seed(s.seed + 1)
@@ -293,16 +314,109 @@ class PQN(Agent[PQNSettings]):
             return self._no_action(len(action))
         return F.one_hot(torch.as_tensor(action, device=self.device), self.n_actions).float()
 
+    def _host_inputs(
+        self, out: np.ndarray, obs: np.ndarray, previous: np.ndarray, starts: np.ndarray
+    ) -> None:
+        """Write the network's inputs ``[B, D]`` into ``out``, as :meth:`_inputs` computes them:
+        observation features, then the previous action's one-hot ``previous [B, A]``
+        zeroed where ``starts [B]`` (without ``previous_action``, the features only)."""
+        n = self._n_features
+        if isinstance(self.observation_space, spaces.Discrete):
+            out[:, :n] = self._eye_obs[np.asarray(obs, dtype=np.int64)]
+        else:
+            out[:, :n] = obs.reshape(len(obs), n)
+        if self.settings.previous_action:
+            np.multiply(previous, ~starts[:, None], out=out[:, n:])
+
     def _collect_rollout(self) -> None:
         """Run ``n_steps`` epsilon-greedy steps in every copy into the buffers, keeping
         ``max_a Q`` of every observation (the targets' bootstraps) and the memory at
-        every piece start."""
+        every piece start.
+
+        The step's fields go into the host arrays (``host_*``) with NumPy; the network
+        reads its inputs from there without a copy on a CPU. :meth:`_collect_rollout_reference`
+        is the plain torch loop it is tested equal to."""
+        s, net, dev = self.settings, self.q_net, self.device
+        T, B, L = s.n_steps, self.n_envs, s.bptt_length
+        on_host = dev.type == "cpu"
+        if net.training:
+            net.train(False)
+        if isinstance(self.observation_space, spaces.Discrete) and not hasattr(self, "_eye_obs"):
+            self._eye_obs = np.eye(int(self.observation_space.n), dtype=np.float32)
+        # All of the rollout's exploration draws at once: the same stream however the
+        # network acts.
+        explore = self._explore_rng.random((T, B)) < self.exploration_rate
+        random_actions = self._explore_rng.integers(self.n_actions, size=(T, B))
+        state = self._q_state
+        starts = self._episode_starts.cpu().numpy()  # [B]
+        previous = self._previous.cpu().numpy()  # [B, A] (or [B, 0])
+        self.host_starts[0] = starts
+        self._host_inputs(self.host_obs[0], self._obs, previous, starts)
+        with torch.inference_mode():
+            for t in range(T):
+                if t % L == 0:
+                    self.piece_states[t // L] = tuple(h.clone() for h in state)
+                x = torch.from_numpy(self.host_obs[t])  # [B, D]
+                starts_t = torch.from_numpy(self.host_starts[t])  # [B]
+                if not on_host:
+                    x, starts_t = x.to(dev), starts_t.to(dev)
+                q, state = net(x.unsqueeze(0), state, starts_t.unsqueeze(0))
+                max_q, greedy = q[0].max(-1)
+                self.buf_max_q[t] = max_q
+                action = np.where(explore[t], random_actions[t], greedy.cpu().numpy())
+
+                next_obs, reward, terminated, truncated, info = self.env.step(action + self._action_start)
+                done = terminated | truncated
+                self.num_timesteps += B
+                self._track_episodes(reward, done)
+                self.host_actions[t] = action
+                self.host_rewards[t] = reward
+                self.host_terminated[t] = terminated
+                self.host_dones[t] = done
+                previous = self._eye[action] if s.previous_action else previous
+                cut = np.flatnonzero(truncated & ~terminated)
+                if cut.size:  # max_a Q of the final observation, from the memory that episode built
+                    final_obs = np.stack([info["final_obs"][i] for i in cut])
+                    final_x = np.zeros((cut.size, self.host_obs.shape[-1]), dtype=np.float32)
+                    self._host_inputs(final_x, final_obs, previous[cut], np.zeros(cut.size, dtype=bool))
+                    idx = torch.as_tensor(cut, device=dev)
+                    q_final, _ = net(
+                        torch.from_numpy(final_x).to(dev).unsqueeze(0),
+                        tuple(h.index_select(0, idx) for h in state),
+                        torch.zeros(1, cut.size, dtype=torch.bool, device=dev),
+                    )
+                    self.buf_final_max_q[t, idx] = q_final[0].max(-1).values
+                if t + 1 < T:
+                    self.host_starts[t + 1] = done
+                    self._host_inputs(self.host_obs[t + 1], next_obs, previous, done)
+                else:
+                    self._host_inputs(self._host_next, next_obs, previous, done)
+            if not on_host:  # one copy a rollout to the device
+                for host, buf in (
+                    (self.host_obs, self.buf_obs),
+                    (self.host_actions, self.buf_actions),
+                    (self.host_rewards, self.buf_rewards),
+                    (self.host_terminated, self.buf_terminated),
+                    (self.host_dones, self.buf_dones),
+                    (self.host_starts, self.buf_starts),
+                ):
+                    buf.copy_(torch.from_numpy(host))
+            starts_t = torch.as_tensor(done.copy(), device=dev)
+            # the bootstrap of the rollout's last step
+            q_next, _ = net(
+                torch.from_numpy(self._host_next).to(dev).unsqueeze(0), state, starts_t.unsqueeze(0)
+            )
+        self._last_max_q = q_next[0].max(-1).values
+        self._obs, self._episode_starts, self._q_state = next_obs, starts_t, state
+        self._previous = torch.as_tensor(previous, device=dev)
+
+    def _collect_rollout_reference(self) -> None:
+        """:meth:`_collect_rollout` written plainly in torch, one buffer write per field and
+        step: the reference the fast loop is tested equal to (``tests/test_pqn.py``)."""
         s, net, dev = self.settings, self.q_net, self.device
         T, B, L = s.n_steps, self.n_envs, s.bptt_length
         if net.training:
             net.train(False)
-        # All of the rollout's exploration draws at once: the same stream however the
-        # network acts.
         explore = self._explore_rng.random((T, B)) < self.exploration_rate
         random_actions = self._explore_rng.integers(self.n_actions, size=(T, B))
         state = self._q_state
@@ -314,9 +428,7 @@ class PQN(Agent[PQNSettings]):
             with torch.inference_mode():
                 q, state = net(x.unsqueeze(0), state, starts.unsqueeze(0))
                 max_q, greedy = q[0].max(-1)
-            action = np.where(
-                explore[t], random_actions[t], greedy.numpy() if dev.type == "cpu" else greedy.cpu().numpy()
-            )
+            action = np.where(explore[t], random_actions[t], greedy.cpu().numpy())
             self.buf_obs[t] = x
             self.buf_starts[t] = starts
             self.buf_max_q[t] = max_q
