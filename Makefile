@@ -33,16 +33,19 @@ smoke: setup
 demo: setup
 	$(BIN)/python -m pomdp_bench.demo
 
+# The tests run on every core (pytest-xdist), one test file per worker at a time so that a
+# file's module fixtures are built once; `make test PYTEST_WORKERS=0` runs them in one process.
+PYTEST_WORKERS ?= auto
 test: setup
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # The trajectory-dependent tests under other CPU kernel settings (see scripts/kernel_settings.sh);
 # KERNELS picks a subset, e.g. `make test-kernels KERNELS=sse41`.
 KERNELS ?=
 test-kernels: setup
-	PYTHON=$(BIN)/python scripts/kernel_settings.sh $(KERNELS)
+	PYTHON=$(BIN)/python PYTEST_WORKERS=$(PYTEST_WORKERS) scripts/kernel_settings.sh $(KERNELS)
 
 bench: setup
 	$(BIN)/python -m pytest benchmarks --benchmark-only --benchmark-columns=min,median,mean,ops

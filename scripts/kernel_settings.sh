@@ -37,7 +37,7 @@ for name in "$@"; do
   echo "=== kernel setting '$name': ${vars:-the CPU default}"
   start=$(date +%s)
   # shellcheck disable=SC2086
-  env $vars "$PYTHON" -m pytest -m trajectory -q -p no:cacheprovider ${PYTEST_ARGS:-} || failed+=("$name")
+  env $vars "$PYTHON" -m pytest -m trajectory -q -p no:cacheprovider -n "${PYTEST_WORKERS:-auto}" --dist loadfile ${PYTEST_ARGS:-} || failed+=("$name")
   echo "=== '$name' took $(( $(date +%s) - start )) s"
 done
 if [ ${#failed[@]} -gt 0 ]; then
