@@ -28,7 +28,7 @@ from typing import Any
 
 from pomdp_bench.agents.registry import agent_names, check_agent_name, get_agent
 from pomdp_bench.envs.cards import load_cards
-from pomdp_bench.harness import provenance, seed_stages
+from pomdp_bench.harness import climb, provenance, seed_stages
 from pomdp_bench.harness.beside import PUBLISHED_STORE, check_comparable, copy_published, unique, with_kinds
 from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.estimate import describe, estimate
@@ -269,6 +269,16 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     est = estimate(todo, rows, suite=suite.name)
     print("\n".join(describe(est, args.backend, args.workers, os.cpu_count())))
+    if suite.climb:
+        first = [s for s in climb.first_rungs(specs) if done.get(s.key()) not in skip]
+        best = describe(estimate(first, rows, suite=suite.name), args.backend, args.workers, os.cpu_count())[
+            0
+        ]
+        print(
+            f"The climb (climb: true) runs a ladder's next horizon only once the last is learned: "
+            f"the estimate above is its worst case, every rung. Its least, the "
+            f"{len(climb.ladders(specs))} ladders' first rungs ({len(first)} runs to do): {best}"
+        )
     if suite.seed_stages and args.seeds is None:
         cells = {tuple(cell_id(s)) for s in specs}
         print(
@@ -430,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = _not_done(store, specs, skip)
+    if suite.climb:  # each ladder's next rung only (climb.py); the rest waits on its verdicts
+        todo, _ = climb.next_rungs(store, suite.name, specs, skip)
 
     store.link(suite.name, specs)
     # The whole suite's cells, filters aside: reports read the suite's coverage from the store.
@@ -474,7 +486,9 @@ def main(argv: list[str] | None = None) -> int:
             store.link(suite.name, unfinished)
             progress.grow(len(unfinished))
             batch = todo + unfinished
+            tried: set[str] = set()  # a climb never offers a run twice in one sweep
             while True:
+                tried |= {spec.key() for spec in batch}
                 for spec, result in _claimed_runs(
                     backend, store, batch, progress, timeout, args.retry_failed
                 ):
@@ -494,8 +508,24 @@ def main(argv: list[str] | None = None) -> int:
                             flush=True,
                         )
                         break
+                if not batch and suite.climb:  # the rungs whose ladders are learned so far
+                    batch, where = climb.next_rungs(store, suite.name, specs, skip)
+                    batch = [spec for spec in batch if spec.key() not in tried]
+                    if batch:
+                        progress.grow(len(batch))
+                        climbing = sorted({w for w in where.values() if w.startswith("runs")})
+                        print(
+                            f"suite {suite.name}: the climb goes on, {len(batch)} runs "
+                            f"({'; '.join(climbing)})",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                 if not batch:
                     break
+        if suite.climb:
+            _, where = climb.next_rungs(store, suite.name, specs, skip)
+            for ladder, state in sorted(where.items()):
+                print(f"suite {suite.name}: climb {' '.join(ladder)}: {state}", file=sys.stderr)
     finally:
         store.release()  # the claims of runs cut short (an exception, Ctrl-C)
         progress.close()

@@ -6,6 +6,7 @@ A suite file looks like this (see ``suites/README.md``)::
     description: every memory kind on every env, across BPTT lengths
     seeds: 5                            # seeds per cell (default 5; --seeds overrides)
     seed_stages: [10, 20]               # optional: a borderline cell grows to 10, then 20 seeds
+    climb: true                         # optional: a ladder's next horizon runs once the last is learned
     kernels: avx2                       # the CPU kernel setting (default native; --kernels overrides)
     eval_episodes: 20
     budget_scale: 1.0                   # fraction of each card's budget (default 1)
@@ -96,6 +97,7 @@ _SUITE_KEYS = {
     "description",
     "seeds",
     "seed_stages",
+    "climb",
     "kernels",
     "import",
     "eval_episodes",
@@ -137,6 +139,7 @@ class Suite:
     budget_scale: float = 1.0
     stop: StopRule | None = None
     seed_stages: tuple[int, ...] = ()
+    climb: bool = False  # harness/climb.py: a ladder's next horizon only once the last is learned
     kernels: str = "native"
     imports: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -240,11 +243,19 @@ def load_suite(name: str) -> Suite:
                     minimum=1,
                 )
     seeds = check_int(f"suite {name}: seeds", raw.get("seeds", DEFAULT_SEEDS), minimum=1)
+    climb = raw.get("climb", False)
+    if not isinstance(climb, bool):
+        raise TypeError(f"suite {name}: climb must be true or false, got {climb!r}")
+    if climb and raw.get("seed_stages"):
+        raise ValueError(
+            f"suite {name}: climb and seed_stages cannot be combined yet: give seeds per env entry instead"
+        )
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
         seeds=seeds,
         seed_stages=check_seed_stages(f"suite {name}: seed_stages", raw.get("seed_stages", []), seeds),
+        climb=climb,
         kernels=_suite_kernels(raw["name"], raw.get("kernels", "native")),
         imports=_suite_imports_field(raw["name"], raw.get("import", [])),
         groups=raw["groups"],

@@ -1,0 +1,106 @@
+"""The horizon climb: a ladder's next horizon runs only once the last one was learned.
+
+A suite that gives ``climb: true`` runs each ladder rung by rung. A ladder is one agent,
+env and memory kind with pieces that cover an episode or pieces shorter than it
+(:func:`ladder_of`); its rungs are its horizons, lowest first. A rung runs once every
+rung below it is a learned cell, by the verdict the leaderboard publishes. The climb
+stops at the first rung not learned, or at a rung with no verdict. That rung is where
+the analyses (``analyse``: probes, failure class) read why.
+
+The climb keeps no state of its own: :func:`next_rungs` reads the store, so a sweep that
+was cut short resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pomdp_bench.harness.cells import cell_id, length_text
+from pomdp_bench.harness.spec import RunSpec
+from pomdp_bench.harness.store import ResultStore
+
+
+def ladder_of(spec: RunSpec) -> tuple[str, str, str, str]:
+    """The ladder a run belongs to: ``(agent, env id, memory kind, pieces)``, where pieces
+    is ``"long"`` when they cover an episode (no BPTT length, or one at least the
+    horizon) and ``"short"`` otherwise."""
+    long = spec.bptt_length is None or spec.bptt_length >= spec.horizon
+    return (spec.agent, spec.env_id, spec.memory_kind, "long" if long else "short")
+
+
+def ladders(specs: Iterable[RunSpec]) -> dict[tuple[str, str, str, str], list[list[RunSpec]]]:
+    """``specs`` by ladder, each ladder's runs by rung (one list per horizon, lowest first).
+
+    Raises:
+        ValueError: two cells of one ladder at one horizon (the climb could not tell which
+            to read); the message names both.
+    """
+    rungs: dict[tuple[str, str, str, str], dict[int, list[RunSpec]]] = {}
+    for spec in specs:
+        rung = rungs.setdefault(ladder_of(spec), {}).setdefault(spec.horizon, [])
+        if rung and cell_id(rung[0]) != cell_id(spec):
+            raise ValueError(
+                f"climb: ladder {ladder_of(spec)} has two cells at horizon {spec.horizon}: "
+                f"{cell_id(rung[0])} and {cell_id(spec)}; give each its own memory kind, agent or env"
+            )
+        rung.append(spec)
+    return {key: [by_horizon[h] for h in sorted(by_horizon)] for key, by_horizon in rungs.items()}
+
+
+def learned_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], bool | None]:
+    """Every finished cell of ``suite`` in ``store``, by :func:`cell_id`: True where the
+    leaderboard's verdict is learned, False where not, None where it gives none."""
+    from pomdp_bench.reporting.leaderboard import (
+        cells_frame,
+        finished_cells,
+        runs_frame,
+    )  # the tables' verdicts
+
+    runs = finished_cells(runs_frame(store.rows(suite), suite))
+    if runs.empty:
+        return {}
+    out: dict[tuple[str, ...], bool | None] = {}
+    for _, c in cells_frame(runs).iterrows():
+        spec_cell = (c["env_id"], c["env_kwargs"], c["agent"], c["memory"])
+        verdict = c["learned"]
+        unknown = verdict is None or str(verdict) in ("nan", "<NA>")
+        out[(*spec_cell, length_text(c["bptt_length"]))] = None if unknown else bool(verdict)
+    return out
+
+
+def next_rungs(
+    store: ResultStore, suite: str, specs: list[RunSpec], done: set[str] = frozenset({"ok"})
+) -> tuple[list[RunSpec], dict[tuple[str, str, str, str], str]]:
+    """The runs the climb runs next, and where each ladder stands.
+
+    For each ladder of ``specs``, walk its rungs up: a rung whose runs are all stored with
+    a status in ``done`` is read from the leaderboard; a learned rung lets the walk go
+    on, any other stops it. The first rung with runs not yet stored is the ladder's next
+    rung. Returns those runs, and per ladder ``"runs horizon H"``, ``"stopped at H (not
+    learned)"``, ``"stopped at H (no verdict)"`` or ``"learned every rung"``.
+    """
+    status = store.status(s.key() for s in specs)
+    verdicts: dict[tuple[str, ...], bool | None] | None = None
+    todo: list[RunSpec] = []
+    where: dict[tuple[str, str, str, str], str] = {}
+    for ladder, rungs in ladders(specs).items():
+        where[ladder] = "learned every rung"
+        for rung in rungs:
+            missing = [s for s in rung if status.get(s.key()) not in done]
+            if missing:
+                todo += missing
+                where[ladder] = f"runs horizon {rung[0].horizon}"
+                break
+            if verdicts is None:  # read the tables once, and only once a rung is complete
+                verdicts = learned_cells(store, suite)
+            verdict = verdicts.get(tuple(cell_id(rung[0])))
+            if verdict is not True:
+                reason = "no verdict" if verdict is None else "not learned"
+                where[ladder] = f"stopped at {rung[0].horizon} ({reason})"
+                break
+    return sorted(todo, key=lambda s: (s.horizon, s.seed)), where
+
+
+def first_rungs(specs: list[RunSpec]) -> list[RunSpec]:
+    """The runs of every ladder's lowest rung: the least a climb runs."""
+    return [spec for rungs in ladders(specs).values() for spec in rungs[0]]

@@ -1,0 +1,138 @@
+"""The horizon climb (``climb: true``, harness/climb.py): a ladder's next horizon runs only
+once the last one is a learned cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pomdp_bench import run
+from pomdp_bench.harness import climb
+from pomdp_bench.harness.cells import cell_id
+from pomdp_bench.harness.spec import RunSpec
+from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.suites import expand, load_suite
+
+
+def spec(kind: str, horizon: int, seed: int = 0, bptt: int | None = None, agent: str = "pqn") -> RunSpec:
+    return RunSpec(
+        env_id="TMaze-v1",
+        env_kwargs={"corridor_length": horizon},
+        agent=agent,
+        memory={"kind": kind},
+        bptt_length=horizon + 1 if bptt is None else bptt,
+        seed=seed,
+        total_timesteps=1000,
+        horizon=horizon,
+    )
+
+
+class FakeStore:
+    """What next_rungs reads of a store: the status of each run key."""
+
+    def __init__(self, status: dict[str, str]) -> None:
+        self._status = status
+
+    def status(self, keys):
+        return {k: self._status[k] for k in keys if k in self._status}
+
+
+def test_ladders_group_by_agent_env_kind_and_pieces_lowest_horizon_first() -> None:
+    specs = [
+        spec("lstm", 20),
+        spec("lstm", 10),
+        spec("gru", 10),
+        spec("lstm", 10, bptt=5),
+        spec("lstm", 10, 1),
+    ]
+    ladders = climb.ladders(specs)
+    assert set(ladders) == {
+        ("pqn", "TMaze-v1", "lstm", "long"),
+        ("pqn", "TMaze-v1", "gru", "long"),
+        ("pqn", "TMaze-v1", "lstm", "short"),
+    }
+    rungs = ladders["pqn", "TMaze-v1", "lstm", "long"]
+    assert [[s.horizon for s in r] for r in rungs] == [[10, 10], [20]]
+    assert {s.horizon for s in climb.first_rungs(specs)} == {10}
+
+
+def test_two_cells_of_one_ladder_at_one_horizon_are_refused() -> None:
+    other = spec("lstm", 10)
+    other = RunSpec(**{**other.__dict__, "env_kwargs": {"corridor_length": 10, "penalty": 0.1}})
+    with pytest.raises(ValueError, match="two cells at horizon 10"):
+        climb.ladders([spec("lstm", 10), other])
+
+
+def test_the_climb_goes_up_only_past_learned_rungs(monkeypatch) -> None:
+    specs = [spec(kind, h, seed) for kind in ("lstm", "gru") for h in (10, 20, 50) for seed in (0, 1)]
+    stored = {s.key(): "ok" for s in specs if s.horizon <= 20}
+    verdicts = {
+        tuple(cell_id(spec("lstm", 10))): True,
+        tuple(cell_id(spec("lstm", 20))): True,
+        tuple(cell_id(spec("gru", 10))): False,
+    }
+    monkeypatch.setattr(climb, "learned_cells", lambda store, suite: verdicts)
+    todo, where = climb.next_rungs(FakeStore(stored), "s", specs)
+    assert [(s.memory_kind, s.horizon, s.seed) for s in todo] == [("lstm", 50, 0), ("lstm", 50, 1)]
+    assert where == {
+        ("pqn", "TMaze-v1", "lstm", "long"): "runs horizon 50",
+        ("pqn", "TMaze-v1", "gru", "long"): "stopped at 10 (not learned)",
+    }
+    # A rung with a run missing runs that run first; a rung without a verdict stops.
+    del stored[spec("lstm", 10, 1).key()]
+    todo, where = climb.next_rungs(FakeStore(stored), "s", specs)
+    assert [(s.horizon, s.seed) for s in todo] == [(10, 1)]
+    verdicts[tuple(cell_id(spec("gru", 10)))] = None
+    assert climb.next_rungs(FakeStore(stored), "s", specs)[1]["pqn", "TMaze-v1", "gru", "long"] == (
+        "stopped at 10 (no verdict)"
+    )
+
+
+def _climb_suite(tmp_path: Path) -> Path:
+    path = tmp_path / "climb.yaml"
+    path.write_text(
+        "name: climb\nseeds: 1\nclimb: true\neval_episodes: 4\neval_points: 2\n"
+        "groups:\n  - agent: ppo\n    memory: [gru]\n"
+        "    hyperparams: {n_envs: 4, n_steps: 8, num_minibatches: 2, n_epochs: 1}\n    envs:\n"
+        + "".join(
+            f"      - {{id: CueRecall-v0, env_kwargs: {{delay: {d}}}, horizon: {d + 1}, bptt: [8], steps: 64}}\n"
+            for d in (1, 2, 3)
+        )
+    )
+    return path
+
+
+def test_a_climbing_sweep_stops_at_the_first_rung_not_learned_and_resumes(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    suite = _climb_suite(tmp_path)
+    out = tmp_path / "results"
+    args = ["--suite", str(suite), "--results", str(out), "--workers", "1", "--no-report"]
+    assert run.main(["--dry-run", *args[:2]]) == 0
+    assert "first rungs (1 runs to do)" in capsys.readouterr().out
+    # One seed a cell gives no verdict: the climb runs the first rung and stops there.
+    assert run.main(args) == 0
+    with ResultStore(out) as store:
+        assert [r["spec"]["horizon"] for r in store.rows("climb")] == [2]
+    assert "climb ppo CueRecall-v0 gru long: stopped at 2 (no verdict)" in capsys.readouterr().err
+    # Rung 2 learned, rung 3 not: a new sweep on the same store goes on from there.
+    specs = expand(load_suite(str(suite)))
+    by_horizon = {s.horizon: tuple(cell_id(s)) for s in specs}
+    monkeypatch.setattr(
+        climb, "learned_cells", lambda store, name: {by_horizon[2]: True, by_horizon[3]: False}
+    )
+    assert run.main(args) == 0
+    with ResultStore(out) as store:
+        assert sorted(r["spec"]["horizon"] for r in store.rows("climb")) == [2, 3]
+    assert "stopped at 3 (not learned)" in capsys.readouterr().err
+
+
+def test_climb_must_be_a_bool_and_is_not_combined_with_seed_stages(tmp_path) -> None:
+    path = _climb_suite(tmp_path)
+    path.write_text(path.read_text().replace("climb: true", "climb: yes please"))
+    with pytest.raises(TypeError, match="climb must be true or false"):
+        load_suite(str(path))
+    path.write_text(path.read_text().replace("climb: yes please", "climb: true\nseed_stages: [10]"))
+    with pytest.raises(ValueError, match="cannot be combined"):
+        load_suite(str(path))
