@@ -136,3 +136,32 @@ def test_climb_must_be_a_bool_and_is_not_combined_with_seed_stages(tmp_path) -> 
     path.write_text(path.read_text().replace("climb: yes please", "climb: true\nseed_stages: [10]"))
     with pytest.raises(ValueError, match="cannot be combined"):
         load_suite(str(path))
+
+
+def test_the_answer_suite_climbs_every_registered_kind_on_equal_terms() -> None:
+    """Every shipped kind on both tasks and every rung; caps from Ni et al.'s episode counts
+    times the episode's steps, the same for every kind; windows cover the episode."""
+    from pomdp_bench.memory import MEMORY_KINDS
+
+    suite = load_suite("answer")
+    assert suite.climb
+    specs = expand(suite, seeds=1)
+    corridors = [10, 20, 50, 100, 200, 500, 1000, 1500]
+    delays = [10, 20, 50, 100, 200, 500, 1000]
+    episodes = {10: 20000, 20: 20000, 50: 20000, 100: 20000, 200: 16000, 500: 8000, 1000: 8000, 1500: 6700}
+    for env_id, lengths, key, extra in (
+        ("TMaze-v1", corridors, "corridor_length", 1),
+        ("CueRecall-v0", delays, "delay", 2),
+    ):
+        mine = [s for s in specs if s.env_id == env_id]
+        assert {s.memory_kind for s in mine} == set(MEMORY_KINDS)
+        for s in mine:
+            length = s.env_kwargs[key]
+            T = length + extra  # an episode's steps
+            assert s.total_timesteps == episodes[length] * T
+            assert s.bptt_length == T or (s.bptt_length is None and s.memory_kind in ("none", "framestack"))
+            assert s.memory.get("hidden_size") == 64 or s.memory_kind == "none"
+            if s.memory_kind in ("transformer", "gtrxl", "framestack"):
+                assert s.memory["window"] == T
+        assert sorted({s.env_kwargs[key] for s in mine}) == lengths
+        assert len(climb.ladders(mine)) == len(MEMORY_KINDS)
