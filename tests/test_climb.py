@@ -165,3 +165,20 @@ def test_the_answer_suite_climbs_every_registered_kind_on_equal_terms() -> None:
                 assert s.memory["window"] == T
         assert sorted({s.env_kwargs[key] for s in mine}) == lengths
         assert len(climb.ladders(mine)) == len(MEMORY_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (("steps: 64", "steps: 2"), "below one episode"),
+        (("memory: [gru]", "memory: [{kind: transformer, window: 2}]"), "window 2 cannot cover horizon 3"),
+    ],
+)
+def test_a_climb_that_could_not_answer_is_refused_before_any_run(tmp_path, capsys, edit, match) -> None:
+    suite = _climb_suite(tmp_path)
+    suite.write_text(suite.read_text().replace(*edit))
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--suite", str(suite), "--results", str(tmp_path / "r"), "--dry-run"])
+    assert exit_info.value.code == 2
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

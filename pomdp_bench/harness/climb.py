@@ -47,6 +47,33 @@ def ladders(specs: Iterable[RunSpec]) -> dict[tuple[str, str, str, str], list[li
     return {key: [by_horizon[h] for h in sorted(by_horizon)] for key, by_horizon in rungs.items()}
 
 
+#: Memory kinds whose ``window`` setting bounds what they can see: it must cover the horizon.
+WINDOWED_KINDS = ("transformer", "gtrxl", "framestack")
+
+
+def check_ladders(specs: Iterable[RunSpec]) -> None:
+    """Refuse a climb that could not answer, before any run starts.
+
+    Raises:
+        ValueError: a run whose cap is below one episode (``total_timesteps`` under its
+            horizon), or a windowed kind (:data:`WINDOWED_KINDS`) whose ``window`` does not
+            cover the horizon; the message names the run, the value and what is valid.
+    """
+    for spec in specs:
+        where = f"climb: {spec.label()}"
+        if spec.total_timesteps < spec.horizon:
+            raise ValueError(
+                f"{where}: a cap of {spec.total_timesteps} steps is below one episode; "
+                f"give steps of at least the horizon ({spec.horizon})"
+            )
+        window = spec.memory.get("window")
+        if spec.memory_kind in WINDOWED_KINDS and window is not None and int(window) < spec.horizon:
+            raise ValueError(
+                f"{where}: {spec.memory_kind}'s window {window} cannot cover horizon {spec.horizon}; "
+                f"give window: {spec.horizon} or more"
+            )
+
+
 def learned_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], bool | None]:
     """Every finished cell of ``suite`` in ``store``, by :func:`cell_id`: True where the
     leaderboard's verdict is learned, False where not, None where it gives none."""

@@ -418,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
             imports=args.imports,
         )
         check_kernels_supported(args.kernels)
+        if suite.climb:
+            climb.check_ladders(specs)
+            climb.ladders(specs)  # two cells of one ladder at one horizon are refused here
         if beside is not None:
             specs = unique(specs)
             paired = check_comparable(specs, beside.rows(suite.name))
