@@ -28,7 +28,7 @@ ALLOW = [
     re.compile(r"Python (≥ )?\d+\.\d+"),  # the supported Python versions
     re.compile(r"\bet al\.,? \(?\d{4}\b|& \w+ \d{4}\b"),  # the year of a paper
     # A cell's name, not a measurement: the task parameter that labels it.
-    re.compile(r"\b(corridor|delay|distractor|seed)s? \d+(,\d{3})?\b"),
+    re.compile(r"\b(corridor|delay|distractor|seed|horizon)s? \d+(,\d{3})?\b"),
     re.compile(r"\b\d+ (and \d+ )?copies\b"),  # a measured row's label: copies stepped together
     re.compile(r"^#+ \d+\. "),  # a numbered step's heading
     re.compile(r"\b\d+ by default\b"),  # an API default
@@ -45,17 +45,17 @@ CHECKED = [
     "docs/install.md",
     "docs/memory-kinds.md",
     "docs/throughput.md",
+    "docs/time-to-an-answer.md",
     "docs/your-memory-kind.md",
 ]
 
 #: Pages still to convert (issue 68), with the typed figures each holds today. A page's
 #: count may only fall; a page at 0 moves to CHECKED.
 PENDING = {
-    "docs/DESIGN.md": 118,
+    "docs/DESIGN.md": 117,
     "docs/harness.md": 40,
     "docs/reproducibility.md": 61,
     "docs/statistics.md": 94,
-    "docs/time-to-an-answer.md": 24,
 }
 
 
