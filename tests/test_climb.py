@@ -158,7 +158,8 @@ def test_the_answer_suite_climbs_every_registered_kind_on_equal_terms() -> None:
         for s in mine:
             length = s.env_kwargs[key]
             T = length + extra  # an episode's steps
-            assert s.total_timesteps == episodes[length] * T
+            # below Ni et al.'s shortest length (50), the steps of 50
+            assert s.total_timesteps == (episodes[length] * T if length >= 50 else 20000 * (50 + extra))
             assert s.bptt_length == T or (s.bptt_length is None and s.memory_kind in ("none", "framestack"))
             assert s.memory.get("hidden_size") == 64 or s.memory_kind == "none"
             if s.memory_kind in ("transformer", "gtrxl", "framestack"):
