@@ -125,7 +125,9 @@ def next_rungs(
                 reason = "no verdict" if verdict is None else "not learned"
                 where[ladder] = f"stopped at {rung[0].horizon} ({reason})"
                 break
-    return sorted(todo, key=lambda s: (s.horizon, s.seed)), where
+    # cell by cell (all its seeds together), so that cells finish, and can be published, as
+    # the sweep goes
+    return sorted(todo, key=lambda s: (s.horizon, s.env_id, s.memory_kind, s.seed)), where
 
 
 def first_rungs(specs: list[RunSpec]) -> list[RunSpec]:
