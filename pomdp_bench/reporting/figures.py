@@ -12,7 +12,11 @@ The marker names a source (a CSV, or a YAML file), a row and a value:
   terms, comma-separated, that select rows (a value compares as text, or as a number
   where it is one; an empty selector takes every row). The value is a column of the one selected row, or ``count`` (how many rows were
   selected), or ``sum:COLUMN``, ``min:COLUMN``, ``max:COLUMN`` over them;
-- a YAML file: the row is empty and the value is a dotted key path (``budget.total_timesteps``).
+- a YAML file: the row is empty and the value is a dotted key path (``budget.total_timesteps``);
+- ``py:MODULE``: an API constant or default; the row is empty and the value is an
+  attribute path with optional indexes (``StopRule.plateau_fraction``,
+  ``PROBE_FRACTIONS[0]``). The test imports the module: markers name this package's
+  modules only.
 
 A value may end in ``/N`` (``sum:wall_seconds/60``: minutes). The typed figure agrees
 when it equals the value rounded to the figure's own decimals (``0.59`` for 0.5913;
@@ -149,11 +153,13 @@ def marker_value(root: Path, marked: Marked) -> float:
         ValueError: a source that is missing or not CSV/YAML, a selector that matches no
             row or (for a column) more than one, or an unknown column or key.
     """
+    value, _, divisor = marked.value.partition("/")
+    scale = float(divisor) if divisor else 1.0
+    if marked.source.startswith("py:"):
+        return _attribute(marked.source[3:], value, marked) / scale
     path = root / marked.source
     if not path.is_file():
         raise ValueError(f"line {marked.line}: figure source {marked.source!r} does not exist")
-    value, _, divisor = marked.value.partition("/")
-    scale = float(divisor) if divisor else 1.0
     if path.suffix in (".yaml", ".yml"):
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
         for key in value.split("."):
@@ -179,6 +185,22 @@ def marker_value(root: Path, marked: Marked) -> float:
             f"line {marked.line}: {marked.row!r} selects {len(rows)} rows of {marked.source}; a column needs one"
         )
     return float(rows[value].iloc[0]) / scale
+
+
+def _attribute(module: str, path: str, marked: Marked) -> float:
+    """The number at attribute ``path`` (``Class.field``, ``NAME[1]``) of ``module``, one of
+    this package's."""
+    import importlib
+
+    if module.split(".")[0] != "pomdp_bench":
+        raise ValueError(f"line {marked.line}: a py: figure names a pomdp_bench module, got {module!r}")
+    try:
+        target: Any = importlib.import_module(module)
+        for part in re.findall(r"[A-Za-z_]\w*|\[\d+\]", path):
+            target = target[int(part[1:-1])] if part.startswith("[") else getattr(target, part)
+        return float(target)
+    except (ImportError, AttributeError, IndexError, TypeError, ValueError) as err:
+        raise ValueError(f"line {marked.line}: {module} has no number at {path!r} ({err})") from None
 
 
 def _check_column(table: pd.DataFrame, column: str, marked: Marked) -> None:
