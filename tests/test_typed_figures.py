@@ -54,7 +54,7 @@ CHECKED = [
 #: count may only fall; a page at 0 moves to CHECKED.
 PENDING = {
     "docs/DESIGN.md": 117,
-    "docs/reproducibility.md": 61,
+    "docs/reproducibility.md": 57,
     "docs/statistics.md": 94,
 }
 
