@@ -280,3 +280,41 @@ def test_the_fast_rollout_equals_the_plain_torch_loop(env_name, previous_action,
     for a, b in zip(fast.q_net.state_dict().values(), plain.q_net.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert fast.episode_log == plain.episode_log
+
+
+def test_per_copy_epsilons_are_log_spaced_between_the_two_ends() -> None:
+    settings = PQNSettings(epsilon_end=0.01, epsilon_end_max=0.64, exploration_fraction=0.5)
+    assert PQNSettings().copy_exploration_rates(0.9, 4) is None  # the default: one schedule
+    ends = settings.copy_exploration_rates(0.9, 4)
+    np.testing.assert_allclose(ends, [0.01, 0.04, 0.16, 0.64])
+    # During the fall each copy is on its own line from epsilon_start to its end.
+    np.testing.assert_allclose(settings.copy_exploration_rates(0.25, 4), (1.0 + ends) / 2)
+    assert settings.copy_exploration_rates(0.9, 1).tolist() == [0.01]
+    with pytest.raises(ValueError, match="epsilon_end_max"):
+        PQNSettings(epsilon_end=0.1, epsilon_end_max=0.05)
+
+
+def test_each_copy_explores_at_its_own_rate() -> None:
+    """With Q always preferring action 0, a copy takes action 1 only when it explores, half
+    the time: about epsilon_i / 2 of its steps."""
+    agent = PQN(
+        counter_vec_env(4),
+        None,
+        n_steps=2000,
+        num_minibatches=1,
+        epsilon_end=0.0,
+        epsilon_end_max=0.8,
+        exploration_fraction=0.0,
+        seed=3,
+        **SMALL,
+    )
+    agent.q_net.forward = lambda x, state, starts: (
+        torch.stack([torch.ones(x.shape[:-1]), torch.zeros(x.shape[:-1])], -1),
+        state,
+    )
+    agent._start_episodes()
+    agent._copy_rates = agent.settings.copy_exploration_rates(1.0, 4)
+    agent._collect_rollout()
+    share = agent.buf_actions.float().mean(0).numpy()  # [B] share of action 1
+    assert share[0] == 0.0  # epsilon 0: always greedy
+    np.testing.assert_allclose(share[1:], agent._copy_rates[1:] / 2, atol=0.04)

@@ -235,6 +235,7 @@ class PQN(Agent[PQNSettings]):
         self._shuffle_generator = torch.Generator().manual_seed(s.seed + 1)
         self._explore_rng = np.random.default_rng(s.seed + 3)
         self.exploration_rate = s.epsilon_start
+        self._copy_rates: np.ndarray | None = None  # [B] per-copy epsilons (epsilon_end_max)
         self._obs: np.ndarray | None = None  # the next observation of every copy, [N, *obs_shape]
 
     # ------------------------------------------------------------------------
@@ -272,6 +273,7 @@ class PQN(Agent[PQNSettings]):
         for _ in range(math.ceil(total_timesteps / rollout_size)):
             done_fraction = (self.num_timesteps - start_timesteps) / max(total_timesteps, 1)
             self.exploration_rate = s.exploration_rate(done_fraction)
+            self._copy_rates = s.copy_exploration_rates(done_fraction, self.n_envs)
             self._collect_rollout()
             targets = self._targets()
             progress_remaining = 1.0 - (self.num_timesteps - start_timesteps) / max(total_timesteps, 1)
@@ -345,7 +347,7 @@ class PQN(Agent[PQNSettings]):
             self._eye_obs = np.eye(int(self.observation_space.n), dtype=np.float32)
         # All of the rollout's exploration draws at once: the same stream however the
         # network acts.
-        explore = self._explore_rng.random((T, B)) < self.exploration_rate
+        explore = self._explore_rng.random((T, B)) < self._epsilons()  # [T, B]
         random_actions = self._explore_rng.integers(self.n_actions, size=(T, B))
         state = self._q_state
         starts = self._episode_starts.cpu().numpy()  # [B]
@@ -417,7 +419,7 @@ class PQN(Agent[PQNSettings]):
         T, B, L = s.n_steps, self.n_envs, s.bptt_length
         if net.training:
             net.train(False)
-        explore = self._explore_rng.random((T, B)) < self.exploration_rate
+        explore = self._explore_rng.random((T, B)) < self._epsilons()  # [T, B]
         random_actions = self._explore_rng.integers(self.n_actions, size=(T, B))
         state = self._q_state
         starts = self._episode_starts
@@ -459,6 +461,11 @@ class PQN(Agent[PQNSettings]):
         with torch.inference_mode():  # the bootstrap of the rollout's last step
             q_next, _ = net(x.unsqueeze(0), state, starts.unsqueeze(0))
         self._last_max_q = q_next[0].max(-1).values
+
+    def _epsilons(self) -> float | np.ndarray:
+        """The rollout's epsilon: one number, or ``[B]`` with per-copy epsilons
+        (``epsilon_end_max``)."""
+        return self.exploration_rate if self._copy_rates is None else self._copy_rates
 
     def _targets(self) -> Tensor:
         """Q(lambda) targets ``[T, B]`` of the rollout (:func:`q_lambda_targets`)."""

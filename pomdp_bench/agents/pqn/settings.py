@@ -14,6 +14,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from pomdp_bench.agents.common.pieces import check_bptt_length
 from pomdp_bench.agents.common.q_learning import LOSSES, DQNNetArch
 from pomdp_bench.agents.common.schedules import ScheduleLike
@@ -68,6 +70,12 @@ class PQNSettings(AgentSettings):
     exploration_fraction: float = 0.1
     """Fraction of ``learn``'s ``total_timesteps`` over which epsilon falls linearly from
     ``epsilon_start`` to ``epsilon_end``, in ``[0, 1]`` (PQN-RNN: 0.1)."""
+    epsilon_end_max: float | None = None
+    """Per-copy epsilons. ``None`` (the default): every copy follows the one schedule.
+    A number in ``[epsilon_end, 1]``: copy ``i`` of ``n_envs`` falls to its own end value,
+    log-spaced from ``epsilon_end`` (copy 0) to ``epsilon_end_max`` (the last copy), as
+    Ape-X spreads exploration over its actors: a few copies keep trying both turns while
+    the rest act almost greedily. The logged ``exploration_rate`` is copy 0's."""
     previous_action: bool = False
     """The network also reads the previous action, one-hot (zeros at an episode's first
     step), beside the observation, as Memory-RL's and PQN-RNN's recurrent Q networks do.
@@ -99,6 +107,8 @@ class PQNSettings(AgentSettings):
         check_choice("loss", self.loss, LOSSES)
         for name in ("epsilon_start", "epsilon_end", "exploration_fraction"):
             check_float(name, getattr(self, name), minimum=0.0, maximum=1.0)
+        if self.epsilon_end_max is not None:
+            check_float("epsilon_end_max", self.epsilon_end_max, minimum=self.epsilon_end, maximum=1.0)
         check_bool("layer_norm", self.layer_norm)
         check_bool("previous_action", self.previous_action)
         arch = {"encoder": [64], "q": [64]} if self.net_arch is None else self.net_arch
@@ -132,6 +142,19 @@ class PQNSettings(AgentSettings):
             self.epsilon_start
             + (self.epsilon_end - self.epsilon_start) * progress / self.exploration_fraction
         )
+
+    def copy_exploration_rates(self, progress: float, n: int) -> np.ndarray | None:
+        """Each of ``n`` copies' epsilon after ``progress`` (0 to 1) of ``learn``'s budget,
+        ``[n]``: :meth:`exploration_rate`'s schedule, each copy ending at its own value
+        (``epsilon_end_max``); ``None`` without per-copy epsilons."""
+        if self.epsilon_end_max is None:
+            return None
+        low, high = max(self.epsilon_end, 1e-12), self.epsilon_end_max
+        ends = low * (high / low) ** (np.arange(n) / max(n - 1, 1))  # [n], log-spaced
+        ends[0] = self.epsilon_end
+        if progress >= self.exploration_fraction:
+            return ends
+        return self.epsilon_start + (ends - self.epsilon_start) * progress / self.exploration_fraction
 
 
 __all__ = ["PQNSettings"]
