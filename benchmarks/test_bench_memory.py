@@ -15,8 +15,10 @@ Groups:
   resets) and ``kernel: cpp`` (memory/kernels/gru_cpp.py), beside lstm's fused layer,
   forward + backward with about 5% episode starts; the target: gru cpp no slower
   than lstm.
-* ``mamba scan``: the selective scan's chunked parallel form against its own
-  one-step-at-a-time loop, forward + backward at T=512, B=8, E=128, N=16.
+* ``mamba scan``: the selective scan's chunked parallel form and its C++ loop
+  (``kernel: cpp``, memory/kernels/mamba_cpp.py) against its own one-step-at-a-time loop,
+  forward + backward at T=512, B=8, E=128, N=16; ``mamba scan T=11`` the same at the
+  memory suite's length, B=16.
 * ``linear scan``: the chunked parallel scan shared by lru, s5, ffm,
   linear_attention, mingru and minlstm against its loop, forward + backward at
   T=1024, B=8, 64 complex states.
@@ -129,10 +131,21 @@ def test_gru_paths_against_lstm(benchmark, config, shape):
     benchmark(update)
 
 
-@pytest.mark.parametrize("scan", [selective_scan, selective_scan_sequential], ids=["parallel", "sequential"])
-def test_mamba_scan_parallel_against_sequential(benchmark, scan):
-    benchmark.group = "mamba scan T=512,B=8,E=128,N=16"
-    steps, batch, inner, state = 512, 8, 128, 16
+def _cpp_scan(*args):
+    from pomdp_bench.memory.kernels import mamba_cpp
+
+    if mamba_cpp.load() is None:
+        pytest.skip(f"mamba's C++ scan cannot be built: {mamba_cpp.why_not()}")
+    return mamba_cpp.selective_scan_cpp(*args)
+
+
+@pytest.mark.parametrize("steps,batch", [(512, 8), (11, 16)], ids=["T=512", "T=11"])
+@pytest.mark.parametrize(
+    "scan", [selective_scan, _cpp_scan, selective_scan_sequential], ids=["parallel", "cpp", "sequential"]
+)
+def test_mamba_scan_parallel_against_sequential(benchmark, scan, steps, batch):
+    benchmark.group = f"mamba scan T={steps},B={batch},E=128,N=16"
+    inner, state = 128, 16
     gen = torch.Generator().manual_seed(0)
     delta = (0.1 * torch.rand(steps, batch, inner, generator=gen)).requires_grad_()
     a = (-torch.rand(inner, state, generator=gen) - 0.5).requires_grad_()

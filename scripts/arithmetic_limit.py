@@ -48,8 +48,9 @@ from pomdp_bench.harness import provenance
 from pomdp_bench.memory import MEMORY_KINDS
 
 KINDS = tuple(MEMORY_KINDS)
-#: Fast paths measured beside their kind's usual one: ``kind+kernel`` (``gru+cpp``: gru with ``kernel: cpp``).
-PATHS = ("gru+cpp",)
+#: Fast paths measured beside their kind's usual one: ``kind+kernel`` (``gru+cpp``: gru with ``kernel: cpp``;
+#: ``mamba+cpp``: mamba's C++ scan).
+PATHS = ("gru+cpp", "mamba+cpp")
 CSV = Path(__file__).resolve().parent.parent / "leaderboards" / "throughput.csv"
 COLUMNS = [
     "memory", "copies", "rollout_steps_per_second", "update_steps_per_second", "update_mflop",

@@ -26,13 +26,18 @@ from torch import Tensor, nn
 
 from pomdp_bench.memory.base import Memory, State, StateSpec
 from pomdp_bench.memory.config import MemoryConfig
+from pomdp_bench.memory.kernels import mamba_cpp
 from pomdp_bench.memory.kernels.episodes import history_windows
 from pomdp_bench.memory.kernels.mamba_scan import selective_scan
-from pomdp_bench.memory.options import LegacyKeys
+from pomdp_bench.memory.options import LegacyKeys, added_setting
 from pomdp_bench.memory.registry import register_memory
+from pomdp_bench.validation import check_choice
 
 #: The inits of mamba. "mamba": step sizes Δ log-uniform in [0.001, 0.1].
 MAMBA_INITS: tuple[str | None, ...] = (None, "mamba")
+
+#: The paths mamba's selective scan can take in training (``MambaOptions.kernel``).
+MAMBA_KERNELS = ("chunked", "cpp")
 
 # The "mamba" init draws each channel's step size log-uniformly in this range.
 _DT_MIN, _DT_MAX = 1e-3, 1e-1
@@ -46,14 +51,21 @@ class MambaOptions(LegacyKeys):
         d_state: state size ``N`` per channel. Default 16.
         d_conv: causal depthwise convolution width. Default 4.
         expand: the inner width is ``expand * hidden_size``. Default 2.
+        kernel: the path of the selective scan. "chunked" (default): a chunked scan of
+            torch operators (:mod:`~pomdp_bench.memory.kernels.mamba_scan`). "cpp": one
+            C++ loop (:mod:`~pomdp_bench.memory.kernels.mamba_cpp`), faster on a CPU,
+            equal to the reference within float32 rounding; it changes the run key.
+            Where it cannot be built, mamba warns once and runs "chunked".
     """
 
     d_state: int = 16
     d_conv: int = 4
     expand: int = 2
+    kernel: str = added_setting("chunked")
 
     def __post_init__(self) -> None:
         self._check_ints("d_state", "d_conv", "expand")
+        check_choice("kernel", self.kernel, MAMBA_KERNELS)
 
 
 class MambaMixer(nn.Module):
@@ -78,6 +90,7 @@ class MambaMixer(nn.Module):
         self.A_log = nn.Parameter(torch.log(a))
         self.D = nn.Parameter(torch.ones(inner))
         self.out_proj = nn.Linear(inner, hidden_size, bias=False)
+        self.cpp = False  # the scan's C++ path (MambaOptions.kernel), set by MambaMemory
 
     def reset_dt(self) -> None:
         """Mamba's step-size init: Δ log-uniform in [0.001, 0.1] through dt_proj's bias."""
@@ -99,7 +112,9 @@ class MambaMixer(nn.Module):
         dt, b, c = self.x_proj(x).split([self.dt_rank, self.d_state, self.d_state], dim=-1)
         delta = F.softplus(self.dt_proj(dt))  # [T, B, E]
         keep = (~starts).to(x.dtype)  # a start zeroes the SSM state
-        y, ssm = selective_scan(delta, -torch.exp(self.A_log), b, c, x, keep, ssm)
+        on_cpu = self.cpp and x.device.type == "cpu" and x.dtype == torch.float32
+        scan = mamba_cpp.selective_scan_cpp if on_cpu else selective_scan
+        y, ssm = scan(delta, -torch.exp(self.A_log), b, c, x, keep, ssm)
         return self.out_proj((y + self.D * x) * F.silu(z)), conv_history, ssm
 
 
@@ -128,6 +143,12 @@ class MambaMemory(Memory):
         if config.init == "mamba":
             for mixer in self.mixers:
                 mixer.reset_dt()
+        cpp = config.kernel == "cpp"
+        if cpp and mamba_cpp.load() is None:
+            mamba_cpp.warn_fallback("mamba")
+            cpp = False
+        for mixer in self.mixers:
+            mixer.cpp = cpp
 
     def state_spec(self) -> tuple[StateSpec, ...]:
         cfg = self.config
