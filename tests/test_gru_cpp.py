@@ -37,8 +37,8 @@ def test_the_setting_is_in_the_key_and_lstm_refuses_it() -> None:
 
 
 def test_where_it_cannot_be_built_gru_warns_once_and_runs_its_usual_path(monkeypatch) -> None:
-    monkeypatch.setattr(gru_cpp, "_EXTENSION", None)
-    monkeypatch.setattr(gru_cpp, "_WHY_NOT", "RuntimeError: no C++ compiler")
+    monkeypatch.setattr(gru_cpp.EXTENSION, "module", None)
+    monkeypatch.setattr(gru_cpp.EXTENSION, "why_not", "RuntimeError: no C++ compiler")
     with pytest.warns(
         RuntimeWarning, match=r"kernel 'cpp' cannot run here \(RuntimeError: no C\+\+ compiler\)"
     ):

@@ -74,8 +74,8 @@ def test_the_setting_is_in_the_key_only_when_set_and_a_wrong_one_is_refused() ->
 
 
 def test_where_it_cannot_be_built_mamba_warns_once_and_runs_its_chunked_scan(monkeypatch) -> None:
-    monkeypatch.setattr(mamba_cpp, "_EXTENSION", None)
-    monkeypatch.setattr(mamba_cpp, "_WHY_NOT", "RuntimeError: no C++ compiler")
+    monkeypatch.setattr(mamba_cpp.EXTENSION, "module", None)
+    monkeypatch.setattr(mamba_cpp.EXTENSION, "why_not", "RuntimeError: no C++ compiler")
     with pytest.warns(
         RuntimeWarning, match=r"kernel 'cpp' cannot run here \(RuntimeError: no C\+\+ compiler\)"
     ):

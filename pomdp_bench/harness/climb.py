@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pomdp_bench.harness.cells import cell_id, length_text
+from pomdp_bench.harness.cells import cell_id, stored_cells
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
 
@@ -77,21 +77,10 @@ def check_ladders(specs: Iterable[RunSpec]) -> None:
 def learned_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], bool | None]:
     """Every finished cell of ``suite`` in ``store``, by :func:`cell_id`: True where the
     leaderboard's verdict is learned, False where not, None where it gives none."""
-    from pomdp_bench.reporting.leaderboard import (
-        cells_frame,
-        finished_cells,
-        runs_frame,
-    )  # the tables' verdicts
-
-    runs = finished_cells(runs_frame(store.rows(suite), suite))
-    if runs.empty:
-        return {}
     out: dict[tuple[str, ...], bool | None] = {}
-    for _, c in cells_frame(runs).iterrows():
-        spec_cell = (c["env_id"], c["env_kwargs"], c["agent"], c["memory"])
-        verdict = c["learned"]
-        unknown = verdict is None or str(verdict) in ("nan", "<NA>")
-        out[(*spec_cell, length_text(c["bptt_length"]))] = None if unknown else bool(verdict)
+    for cell, row in stored_cells(store, suite):
+        verdict = str(row["learned"])  # True, False, or NA/NaN: no verdict
+        out[cell] = True if verdict == "True" else False if verdict == "False" else None
     return out
 
 

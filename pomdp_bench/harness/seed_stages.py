@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from pomdp_bench.harness.cells import cell_id, length_text
+from pomdp_bench.harness.cells import cell_id, stored_cells
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
 
@@ -27,22 +27,10 @@ def cells_to_grow(store: ResultStore, suite: str, stage: int) -> dict[tuple[str,
     a verdict that does not hold (``verdict_holds`` false) and fewer seeds than ``stage``.
     Maps each cell id (:func:`cell_id`) to its seeds now. A cell without a verdict (too
     few seeds, no known line) does not grow."""
-    from pomdp_bench.reporting.leaderboard import (
-        cells_frame,
-        finished_cells,
-        runs_frame,
-    )  # the tables' verdicts
-
-    runs = finished_cells(runs_frame(store.rows(suite), suite))
-    if runs.empty:
-        return {}
-    cells = cells_frame(runs)
-    grow = cells[(cells["verdict_holds"] == False) & (cells["n_seeds"] < stage)]  # noqa: E712 (NA stays out)
     return {
-        (c["env_id"], c["env_kwargs"], c["agent"], c["memory"], length_text(c["bptt_length"])): int(
-            c["n_seeds"]
-        )
-        for _, c in grow.iterrows()
+        cell: int(row["n_seeds"])
+        for cell, row in stored_cells(store, suite)
+        if str(row["verdict_holds"]) == "False" and row["n_seeds"] < stage  # NA stays out
     }
 
 

@@ -23,11 +23,12 @@ x86-64 CPU. The matrix products, sigmoid and tanh are torch's, under the kernel 
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
 from torch import Tensor
+
+from pomdp_bench.memory.kernels.cpp_build import InlineExtension
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -122,44 +123,23 @@ std::vector<Tensor> gru_backward(Tensor d_out, Tensor d_last, Tensor keep, Tenso
 }
 """
 
-_EXTENSION: Any = None
-_WHY_NOT: str | None = None
+EXTENSION = InlineExtension("pomdp_bench_gru_cpp", _SOURCE, ["gru_forward", "gru_backward"])
 
 
 def load() -> Any:
     """The built extension, or ``None`` where it cannot be built (:func:`why_not` says
     why). Builds once per process; torch caches the build across processes."""
-    global _EXTENSION, _WHY_NOT
-    if _EXTENSION is None and _WHY_NOT is None:
-        try:
-            from torch.utils.cpp_extension import load_inline
-
-            _EXTENSION = load_inline(
-                "pomdp_bench_gru_cpp",
-                cpp_sources=_SOURCE,
-                functions=["gru_forward", "gru_backward"],
-                extra_cflags=["-O3"],
-                verbose=False,
-            )
-        except Exception as err:  # no compiler, no ninja, no headers: say which
-            lines = [line for line in str(err).splitlines() if "error" in line.lower()] or [str(err)]
-            _WHY_NOT = f"{type(err).__name__}: {lines[0].strip()[:300]}"
-    return _EXTENSION
+    return EXTENSION.load()
 
 
 def why_not() -> str | None:
     """Why :func:`load` could not build the extension; ``None`` if it could (or has not tried)."""
-    return _WHY_NOT
+    return EXTENSION.why_not
 
 
 def warn_fallback(where: str) -> None:
     """The one warning of a gru whose ``kernel: cpp`` cannot run here."""
-    warnings.warn(
-        f"{where}: gru's kernel 'cpp' cannot run here ({why_not()}); gru runs its usual path "
-        "(kernel 'fused'), whose numbers differ slightly",
-        RuntimeWarning,
-        stacklevel=3,
-    )
+    EXTENSION.warn_fallback(where, "fused", "its usual path")
 
 
 class GRUSequence(torch.autograd.Function):
@@ -172,7 +152,7 @@ class GRUSequence(torch.autograd.Function):
     ):
         steps, batch, _ = x.shape
         gi = torch.addmm(b_ih, x.reshape(steps * batch, -1), w_ih.t()).view(steps, batch, -1)  # [T, B, 3H]
-        out, last, entering, gates = _EXTENSION.gru_forward(gi, h0, keep, w_hh.contiguous(), b_hh)
+        out, last, entering, gates = EXTENSION.module.gru_forward(gi, h0, keep, w_hh.contiguous(), b_hh)
         ctx.save_for_backward(x, keep, w_ih, w_hh, entering, gates)
         return out, last
 
@@ -180,7 +160,7 @@ class GRUSequence(torch.autograd.Function):
     def backward(ctx: Any, d_out: Tensor, d_last: Tensor):
         x, keep, w_ih, w_hh, entering, gates = ctx.saved_tensors
         steps, batch, _ = x.shape
-        d_gi, d_gh, d_h0 = _EXTENSION.gru_backward(
+        d_gi, d_gh, d_h0 = EXTENSION.module.gru_backward(
             d_out.contiguous(), d_last, keep, w_hh.contiguous(), entering, gates
         )
         flat_gi, flat_gh = d_gi.view(steps * batch, -1), d_gh.view(steps * batch, -1)  # [T B, 3H]

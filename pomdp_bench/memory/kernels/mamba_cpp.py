@@ -19,11 +19,12 @@ without ``-march``: they take the same path on any x86-64 CPU.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
 from torch import Tensor
+
+from pomdp_bench.memory.kernels.cpp_build import InlineExtension
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -126,44 +127,23 @@ std::vector<Tensor> scan_backward(Tensor dy, Tensor d_last, Tensor delta, Tensor
 }
 """
 
-_EXTENSION: Any = None
-_WHY_NOT: str | None = None
+EXTENSION = InlineExtension("pomdp_bench_mamba_cpp", _SOURCE, ["scan_forward", "scan_backward"])
 
 
 def load() -> Any:
     """The built extension, or ``None`` where it cannot be built (:func:`why_not` says
     why). Builds once per process; torch caches the build across processes."""
-    global _EXTENSION, _WHY_NOT
-    if _EXTENSION is None and _WHY_NOT is None:
-        try:
-            from torch.utils.cpp_extension import load_inline
-
-            _EXTENSION = load_inline(
-                "pomdp_bench_mamba_cpp",
-                cpp_sources=_SOURCE,
-                functions=["scan_forward", "scan_backward"],
-                extra_cflags=["-O3"],
-                verbose=False,
-            )
-        except Exception as err:  # no compiler, no ninja, no headers: say which
-            lines = [line for line in str(err).splitlines() if "error" in line.lower()] or [str(err)]
-            _WHY_NOT = f"{type(err).__name__}: {lines[0].strip()[:300]}"
-    return _EXTENSION
+    return EXTENSION.load()
 
 
 def why_not() -> str | None:
     """Why :func:`load` could not build the extension; ``None`` if it could (or has not tried)."""
-    return _WHY_NOT
+    return EXTENSION.why_not
 
 
 def warn_fallback(where: str) -> None:
     """The one warning of a mamba whose ``kernel: cpp`` cannot run here."""
-    warnings.warn(
-        f"{where}: mamba's kernel 'cpp' cannot run here ({why_not()}); mamba runs its chunked scan "
-        "(kernel 'chunked'), whose numbers differ slightly",
-        RuntimeWarning,
-        stacklevel=3,
-    )
+    EXTENSION.warn_fallback(where, "chunked", "its chunked scan")
 
 
 class SelectiveScanCpp(torch.autograd.Function):
@@ -177,7 +157,7 @@ class SelectiveScanCpp(torch.autograd.Function):
         a_t = a.t().contiguous()  # [N, E]
         args = [x.contiguous() for x in (delta, a_t, b, c, u, keep, h0)]
         keep_states = any(ctx.needs_input_grad)
-        y, last, states = _EXTENSION.scan_forward(*args, keep_states)
+        y, last, states = EXTENSION.module.scan_forward(*args, keep_states)
         if keep_states:
             ctx.save_for_backward(*args, states)
         return y, last
@@ -185,7 +165,7 @@ class SelectiveScanCpp(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, d_y: Tensor, d_last: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         delta, a_t, b, c, u, keep, h0, states = ctx.saved_tensors
-        d_delta, d_a_t, d_b, d_c, d_du, d_h0 = _EXTENSION.scan_backward(
+        d_delta, d_a_t, d_b, d_c, d_du, d_h0 = EXTENSION.module.scan_backward(
             d_y.contiguous(), d_last.contiguous(), delta, a_t, b, c, u, keep, h0, states
         )
         return d_delta + d_du * u, d_a_t.t(), d_b, d_c, d_du * delta, None, d_h0
