@@ -461,8 +461,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     commit, host = provenance.git_commit(), provenance.machine(args.kernels)
     sweep_id = store.start_sweep(suite.name, command, commit, host)
+    stored = len(specs) - len(_not_done(store, specs, skip))
+    waiting = ", the climb's next rungs; the rest wait on their verdicts" if suite.climb else ""
     print(
-        f"suite {suite.name}: {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to run "
+        f"suite {suite.name}: {len(specs)} runs, {stored} already stored, {len(todo)} to run{waiting} "
         f"on {args.backend}" + ("" if args.backend == "ray" else f" with {args.workers} worker(s)"),
         file=sys.stderr,
     )
