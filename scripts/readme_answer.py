@@ -403,8 +403,8 @@ def pqn_answer_block(root: Path = ROOT) -> str:
     lines += [
         "",
         "PQN, one set of settings, every kind with 64 units; caps are Ni et al.'s budgets. A rung runs only "
-        "once the one below it is learned (`climb`), so ≥ marks a climb not finished yet. "
-        + LIMIT_RULE.format(docs="docs/").split(". ", 1)[1],
+        f"once the one below it is learned (`climb`); [the results page](docs/results/{ANSWER_SUITE}.md) gives "
+        "every cell. " + LIMIT_RULE.format(docs="docs/").split(". ", 1)[1],
         "",
         PQN_MARKERS[1],
     ]
