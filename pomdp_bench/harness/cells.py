@@ -38,18 +38,3 @@ def length_text(bptt_length: Any) -> str:
 def json_text(value: Any) -> str:
     """The canonical JSON of ``value`` used in the tables (sorted keys, no spaces)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def stored_cells(store: Any, suite: str) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
-    """The leaderboard's cell table of ``suite``'s finished runs in ``store``, as the
-    tables publish it: each cell's id (:func:`cell_id`, as a tuple) with its row. The
-    sweep's staged steps (seed stages, the climb) read verdicts here."""
-    from pomdp_bench.reporting.leaderboard import cells_frame, finished_cells, runs_frame
-
-    runs = finished_cells(runs_frame(store.rows(suite), suite))
-    if runs.empty:
-        return []
-    return [
-        ((c["env_id"], c["env_kwargs"], c["agent"], c["memory"], length_text(c["bptt_length"])), c)
-        for c in cells_frame(runs).to_dict("records")
-    ]

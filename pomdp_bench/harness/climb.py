@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pomdp_bench.harness.cells import cell_id, stored_cells
+from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.verdicts import stored_cells
 
 
 def ladder_of(spec: RunSpec) -> tuple[str, str, str, str]:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from pomdp_bench.harness.cells import cell_id, stored_cells
+from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.verdicts import stored_cells
 
 
 def cells_to_grow(store: ResultStore, suite: str, stage: int) -> dict[tuple[str, ...], int]:
