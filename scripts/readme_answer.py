@@ -135,10 +135,10 @@ def block(root: Path = ROOT) -> str:
         f"![Longest horizon learned per memory kind]({FIGURE})",
         "",
         "The memory kinds page compares all kinds, with horizon-long's limits, cost per step and verdicts: "
-        "[all kinds side by side](docs/memory-kinds.md#all-kinds-side-by-side).",
+        "[all kinds side by side](docs/memory-kinds.md#all-kinds-side-by-side). "
+        "The [findings](docs/findings.md) give the other agents' limits by the same rule.",
         "",
     ]
-    lines += _other_agents(answer)
     reference = root / REFERENCE
     if reference.is_file():  # every agent's T-Maze limit beside Ni et al.'s (report writes it)
         lines += [
