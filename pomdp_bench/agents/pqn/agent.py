@@ -229,7 +229,9 @@ class PQN(Agent[PQNSettings]):
         )
         self.buf_max_q = torch.zeros(T, B, device=dev)  # max_a Q(o_t) while acting
         self.buf_final_max_q = torch.zeros(T, B, device=dev)  # max_a Q(final obs) where truncated
-        self._eye = np.eye(self.n_actions, dtype=np.float32)
+        self._eye = np.eye(self.n_actions, dtype=np.float32)  # one-hot rows of the actions
+        space = self.observation_space  # one-hot rows of a Discrete observation
+        self._eye_obs = np.eye(int(space.n), dtype=np.float32) if isinstance(space, spaces.Discrete) else None
         self.piece_states: list[MemoryState] = [()] * (T // s.bptt_length)
 
         self._shuffle_generator = torch.Generator().manual_seed(s.seed + 1)
@@ -343,8 +345,6 @@ class PQN(Agent[PQNSettings]):
         on_host = dev.type == "cpu"
         if net.training:
             net.train(False)
-        if isinstance(self.observation_space, spaces.Discrete) and not hasattr(self, "_eye_obs"):
-            self._eye_obs = np.eye(int(self.observation_space.n), dtype=np.float32)
         # All of the rollout's exploration draws at once: the same stream however the
         # network acts.
         explore = self._explore_rng.random((T, B)) < self._epsilons()  # [T, B]
