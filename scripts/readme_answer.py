@@ -82,9 +82,11 @@ SUITES = (
 )
 LIMIT_RULE = (  # {docs}: the path from the page to docs/
     "A limit is the longest horizon learned with every shorter one learned too, over the horizon suite "
-    "and horizon-long. ≥ marks a lower bound: the next horizon was not tried, or plateaued or hit a short cap. "
-    "A bracket gives a longer horizon learned above one not learned. "
-    "none: nothing learned in the horizons tried ([the rule]({docs}statistics.md#the-horizon-limit))."
+    "and horizon-long. `20, not 50 (cap)`: 50 ran and was not learned in its cap, with the probes' failure "
+    "classes; `failed` where its runs had 10x the steps that solved 20. ≥ marks a lower bound: the next "
+    "horizon was not tried or has no verdict. `learned at 10, not at 5`: a longer horizon learned above "
+    "one not learned. none: nothing learned in the horizons tried "
+    "([the rule]({docs}statistics.md#the-horizon-limit))."
 )
 ORDER = list(MEMORY_KINDS)  # the shipped kinds, in the order tables list them
 #: The shipped envs in the order the env table lists them; any other card comes after.
@@ -329,17 +331,6 @@ def findings_block(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
-def _with_next(text: str, rows: list[dict[str, Any]]) -> str:
-    """A limit's text with what stopped the climb: ``20`` becomes ``learned at 20, not at
-    50 (kept_cue_unused)`` where the next rung failed, with its runs' failure classes."""
-    row = max(rows, key=lambda r: limits.sort_value(str(r.get("longest_horizon_learned") or 0)))
-    if text.startswith(("≥", "none", "learned")) or str(row.get("next_outcome")) != "failed":
-        return text
-    classes = str(row.get("next_failure_classes") or "").strip()
-    why = f" ({classes.replace(';', ', ')})" if classes and classes != "nan" else ""
-    return f"learned at {text}, not at {int(row['next_horizon'])}{why}"
-
-
 def _ni_limits(root: Path) -> dict[str, str]:
     """Ni et al.'s longest passive T-Maze per kind they ran, from the reference file
     (``not read`` where the source gave none)."""
@@ -362,7 +353,7 @@ def _ni_limits(root: Path) -> dict[str, str]:
 def pqn_answer_block(root: Path = ROOT) -> str:
     """README.md's first table, markers included: per kind, the longest T-Maze corridor
     and cue-recall delay PQN learned in the answer suite's climb (``limits.limit_text``,
-    with the failure classes where the next rung failed), the parameter count of the
+    with the failure classes where the next rung was not learned), the parameter count of the
     kind's first rung, and Ni et al.'s limit beside the kinds they ran."""
     lines = [
         PQN_MARKERS[0],
@@ -397,7 +388,7 @@ def pqn_answer_block(root: Path = ROOT) -> str:
         texts = []
         for env in TASKS:
             rows = grouped.get((env, kind))
-            texts.append(_with_next(limits.limit_text(rows), rows) if rows else limits.NOT_TRIED)
+            texts.append(limits.limit_text(rows) if rows else limits.NOT_TRIED)
         params = f"{int(first[kind]):,}" if kind in first and pd.notna(first[kind]) else "—"
         lines.append(f"| `{kind}` | " + " | ".join(texts) + f" | {params} | {ni.get(kind, '—')} |")
     lines += [

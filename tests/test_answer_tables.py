@@ -34,13 +34,22 @@ def _row(tried, longest, next_horizon=None, outcome="not tried", highest=None, n
     }
 
 
-def test_a_monotone_limit_followed_by_a_counted_failure_is_bare() -> None:
-    assert limits.limit_text([_row([5, 10, 20], 10, 20, "failed")]) == "10"
+def test_a_monotone_limit_followed_by_a_counted_failure_is_a_bracket() -> None:
+    assert limits.limit_text([_row([5, 10, 20], 10, 20, "failed")]) == "10, not 20 (failed)"
 
 
-@pytest.mark.parametrize("outcome", ["plateaued", "budget", "no verdict"])
-def test_a_limit_is_censored_unless_the_next_horizon_failed(outcome: str) -> None:
-    assert limits.limit_text([_row([5, 10, 20], 10, 20, outcome)]) == "≥ 10"
+@pytest.mark.parametrize("outcome", ["plateaued", "budget"])
+def test_a_next_horizon_stopped_by_its_cap_or_a_plateau_reads_cap(outcome: str) -> None:
+    assert limits.limit_text([_row([5, 10, 20], 10, 20, outcome)]) == "10, not 20 (cap)"
+
+
+def test_the_failure_classes_follow_how_the_next_horizon_ended() -> None:
+    row = _row([10, 20], 10, 20, "budget") | {"next_failure_classes": "kept_cue_unused 3"}
+    assert limits.limit_text([row]) == "10, not 20 (cap; kept_cue_unused 3)"
+
+
+def test_a_limit_is_a_lower_bound_where_the_next_horizon_has_no_verdict() -> None:
+    assert limits.limit_text([_row([5, 10, 20], 10, 20, "no verdict")]) == "≥ 10"
 
 
 def test_a_limit_with_nothing_tried_above_is_censored() -> None:
@@ -54,7 +63,7 @@ def test_a_longer_horizon_learned_above_one_not_is_a_bracket() -> None:
 
 def test_a_bracket_follows_a_limit_above_zero() -> None:
     row = _row([5, 10, 20, 50], 5, 10, "failed", highest=20, note="learned at 20 but not at 10")
-    assert limits.limit_text([row]) == "5 (learned at 20, not at 10)"
+    assert limits.limit_text([row]) == "5 (learned at 20, not at 10)"  # the bracket says what failed
 
 
 def test_none_only_when_nothing_was_learned() -> None:
@@ -66,7 +75,7 @@ def test_none_only_when_nothing_was_learned() -> None:
 def test_a_ladder_of_two_suites_reads_as_one() -> None:
     short = _row([5, 10], 10)
     longer = _row([20, 50], 20, 50, "failed")
-    assert limits.limit_text([short, longer]) == "20"
+    assert limits.limit_text([short, longer]) == "20, not 50 (failed)"
     # a failure at the first horizon does not hide a longer one learned in the next suite
     failed = _row([5], 0, 5, "plateaued")
     learned = _row([10, 20], 10, 20, "plateaued")
@@ -74,12 +83,8 @@ def test_a_ladder_of_two_suites_reads_as_one() -> None:
 
 
 def test_sort_value_reads_the_monotone_limit() -> None:
-    assert [limits.sort_value(t) for t in ("101", "≥ 51", "learned at 10, not at 5", "none (tried 5)")] == [
-        101,
-        51,
-        0,
-        0,
-    ]
+    texts = ("101, not 200 (cap)", "≥ 51", "learned at 10, not at 5", "none (tried 5)")
+    assert [limits.sort_value(t) for t in texts] == [101, 51, 0, 0]
 
 
 def _expected() -> dict[tuple[str, str, str], str]:

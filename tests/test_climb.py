@@ -110,7 +110,7 @@ def test_a_climbing_sweep_stops_at_the_first_rung_not_learned_and_resumes(
     out = tmp_path / "results"
     args = ["--suite", str(suite), "--results", str(out), "--workers", "1", "--no-report"]
     assert run.main(["--dry-run", *args[:2]]) == 0
-    assert "first rungs (1 runs to do)" in capsys.readouterr().out
+    assert "as the store stands (1 runs)" in capsys.readouterr().out
     # One seed a cell gives no verdict: the climb runs the first rung and stops there.
     assert run.main(args) == 0
     with ResultStore(out) as store:
@@ -122,6 +122,9 @@ def test_a_climbing_sweep_stops_at_the_first_rung_not_learned_and_resumes(
     monkeypatch.setattr(
         climb, "learned_cells", lambda store, name: {by_horizon[2]: True, by_horizon[3]: False}
     )
+    # the dry run's least is the next rung as the store stands, rung 3, not the stored first
+    assert run.main(["--dry-run", *args[:4]]) == 0
+    assert "as the store stands (1 runs)" in capsys.readouterr().out
     assert run.main(args) == 0
     with ResultStore(out) as store:
         assert sorted(r["spec"]["horizon"] for r in store.rows("climb")) == [2, 3]

@@ -140,7 +140,10 @@ def test_a_run_time_kind_refuses_bad_settings_naming_what_is_valid(leaky, settin
     ("value", "match"),
     [
         ({"kind": "gru", "colour": 1}, r"unknown memory setting\(s\) \['colour'\]; valid keys for 'gru': "),
-        ({"kind": "gru", "window": 0}, r"window must be >= 1, got 0"),
+        (
+            {"kind": "gru", "window": 8},
+            r"window=8 applies only to kind in \['framestack', 'transformer', 'gtrxl'\]",
+        ),
         ({"kind": "gru", "leak": 0.9}, r"unknown memory setting\(s\) \['leak'\]"),  # leaky is not registered
     ],
 )
@@ -149,11 +152,13 @@ def test_a_shipped_kind_refuses_a_setting_it_does_not_have(value, match) -> None
         MemoryConfig.from_any(value)
 
 
-def test_a_recorded_setting_a_kind_does_not_read_is_kept_as_before() -> None:
-    """As when one config held every kind's settings: a shared small config (num_heads=2
-    for every kind) still builds, and the run key records what was given."""
-    config = MemoryConfig.from_any({"kind": "gru", "hidden_size": 8, "num_heads": 2})
-    assert config.to_dict()["num_heads"] == 2
+def test_a_recorded_setting_a_kind_does_not_read_is_refused_unless_at_its_default() -> None:
+    """gru does not read num_heads: another value would change the run key and nothing
+    else. Its recorded default, as ``to_dict`` writes it, still reads back."""
+    with pytest.raises(ValueError, match=r"num_heads=2 applies only to kind in .*valid settings for 'gru'"):
+        MemoryConfig.from_any({"kind": "gru", "hidden_size": 8, "num_heads": 2})
+    config = MemoryConfig.from_any({"kind": "gru", "hidden_size": 8})
+    assert config.to_dict()["num_heads"] == 4
     assert MemoryConfig.from_any(config.to_dict()).to_dict() == config.to_dict()
 
 

@@ -247,15 +247,19 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
     """Print the runs still to do and an estimated time with its interval
     (:mod:`~pomdp_bench.harness.estimate`); reads the store if there is one and writes nothing."""
     rows: list[dict[str, Any]] = []
+    suite = load_suite(args.suite)
+    skip = {"ok"} | (set() if args.retry_failed else {"failed"})
+    climb_next: list[RunSpec] | None = None  # the climb's next rungs, read from the store
     if (out / STORE_FILENAME).is_file():
         try:
             with ResultStore(out) as store:
                 rows = store.rows()
+                if suite.climb:
+                    climb_next, _ = climb.next_rungs(store, suite.name, specs, skip)
         except StoreError as err:
             print(f"python -m pomdp_bench.run: error: {err}", file=sys.stderr)
             raise SystemExit(2) from None
     done = {row["key"]: row["status"] for row in rows}
-    skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = [s for s in specs if done.get(s.key()) not in skip]
     n_failed_before = sum(1 for s in specs if done.get(s.key()) == "failed")
     for spec in todo:
@@ -266,18 +270,19 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
         else ""
     )
     print(f"\n{len(todo)} of {len(specs)} runs to do ({len(specs) - len(todo)} stored{failed_note}).")
-    suite = load_suite(args.suite)
     est = estimate(todo, rows, suite=suite.name)
     print("\n".join(describe(est, args.backend, args.workers, os.cpu_count())))
     if suite.climb:
-        first = [s for s in climb.first_rungs(specs) if done.get(s.key()) not in skip]
-        best = describe(estimate(first, rows, suite=suite.name), args.backend, args.workers, os.cpu_count())[
-            0
-        ]
+        nxt = (
+            climb_next
+            if climb_next is not None
+            else [s for s in climb.first_rungs(specs) if done.get(s.key()) not in skip]
+        )
+        best = describe(estimate(nxt, rows, suite=suite.name), args.backend, args.workers, os.cpu_count())[0]
         print(
             f"The climb (climb: true) runs a ladder's next horizon only once the last is learned: "
-            f"the estimate above is its worst case, every rung. Its least, the "
-            f"{len(climb.ladders(specs))} ladders' first rungs ({len(first)} runs to do): {best}"
+            f"the estimate above is its worst case, every rung. Its least, the next rungs of the "
+            f"{len(climb.ladders(specs))} ladders as the store stands ({len(nxt)} runs): {best}"
         )
     if suite.seed_stages and args.seeds is None:
         cells = {tuple(cell_id(s)) for s in specs}

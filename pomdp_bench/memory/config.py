@@ -182,12 +182,18 @@ def _check_init(entry: MemoryKind, init: Any) -> str | None:
 
 
 def _make_options(entry: MemoryKind, settings: dict[str, Any]) -> MemoryOptions:
-    """``entry``'s options from ``settings``, refusing a setting it does not have (naming
-    the kinds that do). A recorded setting the kind does not read (``LegacyKeys``) takes
-    any int >= 1, as before kinds had settings of their own: it changes the run key only."""
+    """``entry``'s options from ``settings``, refusing a setting it does not read (naming
+    the kinds that do). A recorded setting the kind does not read (``LegacyKeys``) is
+    accepted at its recorded default only, as ``to_dict`` writes it: any other value
+    would change the run key and nothing else."""
     fields = {f.name: f for f in dataclasses.fields(entry.options)}
     valid = list(COMMON_SETTINGS + entry.setting_names())
-    unknown = sorted(name for name in settings if name not in fields)
+    unread = sorted(
+        name
+        for name, value in settings.items()
+        if name in fields and fields[name].metadata.get(RECORDED) and value != fields[name].default
+    )
+    unknown = sorted(name for name in settings if name not in fields) + unread
     for name in unknown:
         owners = [k for k in memory_kinds() if name in memory_kind(k).setting_names()]
         if owners:
@@ -198,7 +204,4 @@ def _make_options(entry: MemoryKind, settings: dict[str, Any]) -> MemoryOptions:
             )
     if unknown:
         raise ValueError(f"unknown memory setting(s) {unknown}; valid keys for {entry.name!r}: {valid}")
-    for name, value in settings.items():
-        if fields[name].metadata.get(RECORDED):  # unread by this kind, but its run key records it
-            check_int(name, value, minimum=1)
     return entry.options(**settings)

@@ -14,11 +14,15 @@ The rule, for one env, agent and kind, with pieces that cover an episode:
    ``horizon_note`` does not list as not learned.
 2. Nothing learned: ``none (tried 5…100)``, the shortest and longest horizon tried.
 3. The limit ``L`` is the longest horizon learned with every shorter one tried learned
-   too. It is written ``L``, or ``≥ L`` when censored: the next horizon tried above it
-   did not end as a counted failure (``next_outcome`` other than ``failed``), or none was tried.
+   too. It is written ``≥ L`` when the next horizon above it was not tried or has no
+   verdict (too few seeds). Where the next horizon ``N`` ran and was not learned, it is
+   ``L, not N (how)``: ``failed`` where every unsolved run used at least 10x the steps
+   that solved ``L`` (``next_outcome`` failed), ``cap`` where some stopped sooner (its
+   cap or a plateau), then the probes' failure classes where read, e.g.
+   ``20, not 50 (cap; kept_cue_unused 3)``.
 4. A longer horizon ``M`` learned above one not learned is written as a bracket:
    ``learned at M, not at G`` (``G``: the horizons not learned below ``M``), after the
-   limit when ``L > 0``: ``≥ 5 (learned at 20, not at 10)``. Never a bare ``none``.
+   limit when ``L > 0``: ``5 (learned at 20, not at 10)``. Never a bare ``none``.
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ def _int(value: Any) -> int | None:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) or value == "":
         return None
     return int(float(value))
+
+
+def _text(value: Any) -> str:
+    return (
+        ""
+        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+        else str(value)
+    )
 
 
 def _horizons(text: Any) -> list[int]:
@@ -76,20 +88,28 @@ def limit_text(rows: Iterable[Mapping[str, Any]]) -> str:
             break
         limit = h
     above = [h for h in tried if h > limit]
-    outcomes = [str(r["next_outcome"]) for r in rows if above and _int(r.get("next_horizon")) == above[0]]
-    censored = not above or not outcomes or any(o != "failed" for o in outcomes)
-    base = f"≥ {limit}" if censored else str(limit)
+    following = [r for r in rows if above and _int(r.get("next_horizon")) == above[0]]
+    outcomes = {str(r["next_outcome"]) for r in following}
+    if not following or outcomes & {"not tried", "no verdict"}:
+        base = f"≥ {limit}"
+    else:  # the next rung ran and was not learned: a bracket, with how it ended
+        why = "failed" if outcomes == {"failed"} else "cap"
+        classes = next(
+            (str(r["next_failure_classes"]) for r in following if _text(r.get("next_failure_classes"))), ""
+        )
+        base = f"{limit}, not {above[0]} ({why}{'; ' + classes if classes else ''})"
     highest = max(learned)
     if highest == limit:
         return base
+    # a longer horizon learned above one not learned: the bracket names both
     gaps = ", ".join(str(h) for h in tried if h < highest and h not in learned)
     bracket = f"learned at {highest}, not at {gaps}"
-    return f"{base} ({bracket})" if limit else bracket
+    return f"{limit} ({bracket})" if limit else bracket
 
 
 def sort_value(text: str) -> int:
     """A number to sort a limit's text by: its monotone limit, 0 for none or a bare bracket."""
-    head = text.removeprefix("≥ ").split(" ", 1)[0]
+    head = text.removeprefix("≥ ").split(" ", 1)[0].rstrip(",")
     return int(head) if head.isdigit() else 0
 
 
