@@ -172,3 +172,13 @@ def test_out_is_an_old_name_in_run_and_report_and_says_the_new_one(capsys) -> No
     args = report.build_parser().parse_args(["--out", "pages"])
     assert args.leaderboards == "pages"
     assert "--out is an old name; use --leaderboards" in capsys.readouterr().err
+
+
+def test_tune_names_its_folder_results_as_run_does(capsys) -> None:
+    from pomdp_bench.harness import tuning
+
+    args = tuning.build_parser().parse_args(["--agent", "ppo", "--env", "CueRecall-v0", "--results", "t"])
+    assert args.results == "t"
+    args = tuning.build_parser().parse_args(["--agent", "ppo", "--env", "CueRecall-v0", "--out", "old"])
+    assert args.results == "old"
+    assert "--out is an old name; use --results" in capsys.readouterr().err

@@ -81,7 +81,7 @@ def test_every_sampled_memory_is_a_valid_config_and_the_search_reaches_each_choi
 
 def test_a_small_study_writes_an_entry_the_settings_accept(tmp_path) -> None:
     args = ["--env", "CueRecall-v0", "--env-kwargs", "delay=1", "--memory", "gru", "--trials", "2"]
-    args += ["--seeds", "1", "--steps", "8000", "--out", str(tmp_path)]  # seconds: the default objective
+    args += ["--seeds", "1", "--steps", "8000", "--results", str(tmp_path)]  # seconds: the default objective
     done = subprocess.run(
         [sys.executable, "-m", "pomdp_bench.tune", *args],
         capture_output=True,

@@ -41,6 +41,7 @@ from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.harness.suites import parse_env_kwargs
 from pomdp_bench.memory import MEMORY_KINDS, tuning_space
+from pomdp_bench.validation import OldOptionName
 
 
 def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any], int]:
@@ -167,9 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per run")
     parser.add_argument("--workers", type=int, default=1, help="trials side by side, a process each")
-    parser.add_argument("--out", default="results/tune", help="folder of the Optuna storage and the result")
+    parser.add_argument(
+        "--results", default="results/tune", metavar="DIR", help="folder of the Optuna storage and the result"
+    )
+    parser.add_argument(
+        "--out", dest="results", action=OldOptionName, new="--results", metavar="DIR", help="old name of --results"
+    )
     parser.add_argument("--study", help="study name (default: <agent>_<memory>_<env>_<kwargs>)")
-    parser.add_argument("--storage", help="Optuna storage URL (default: sqlite:///<out>/optuna.sqlite)")
+    parser.add_argument("--storage", help="Optuna storage URL (default: sqlite:///<results>/optuna.sqlite)")
     return parser
 
 
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         args.env_kwargs = parse_env_kwargs(args.env_kwargs)
     except ValueError as err:
         parser.error(str(err))
-    out = Path(args.out)
+    out = Path(args.results)
     out.mkdir(parents=True, exist_ok=True)
     kwargs_text = "_".join(f"{k}{v}" for k, v in sorted(args.env_kwargs.items()))
     study_name = args.study or "_".join(filter(None, [args.agent, args.memory, args.env, kwargs_text]))
