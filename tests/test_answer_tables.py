@@ -190,7 +190,7 @@ def test_findings_block_agrees_with_the_rule() -> None:
         if len(cells) != 2 or cells[0] not in names:
             continue  # the rows of pieces half the horizon are checked below
         env = names[cells[0]]
-        for entry in cells[1].split("; "):
+        for entry in cells[1].split(" · "):
             kind, value = re.match(r"`([^`]+)` (.+)", entry).groups()
             assert value == expected[(env, "ppo", kind)], (env, kind)
             seen.add((env, kind))
@@ -200,7 +200,7 @@ def test_findings_block_agrees_with_the_rule() -> None:
         if ", pieces half the horizon |" in line:
             name, entries = [c.strip() for c in line.strip().strip("|").split("|")]
             env = names[name.removesuffix(", pieces half the horizon")]
-            for entry in entries.split("; "):
+            for entry in entries.split(" · "):
                 kind, value = re.match(r"`([^`]+)` (.+)", entry).groups()
                 assert value == short[(env, "ppo", kind)]
 

@@ -39,24 +39,19 @@ ALLOW = [
 #: Pages fully checked: no typed figure outside a marker or ALLOW.
 CHECKED = [
     "README.md",
+    "docs/DESIGN.md",
     "docs/agents.md",
     "docs/envs.md",
     "docs/findings.md",
     "docs/harness.md",
     "docs/install.md",
     "docs/memory-kinds.md",
+    "docs/reproducibility.md",
+    "docs/statistics.md",
     "docs/throughput.md",
     "docs/time-to-an-answer.md",
     "docs/your-memory-kind.md",
 ]
-
-#: Pages still to convert (issue 68), with the typed figures each holds today. A page's
-#: count may only fall; a page at 0 moves to CHECKED.
-PENDING = {
-    "docs/DESIGN.md": 117,
-    "docs/reproducibility.md": 57,
-    "docs/statistics.md": 94,
-}
 
 
 def pages() -> list[Path]:
@@ -65,10 +60,10 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *docs]
 
 
-def test_every_page_is_checked_or_pending() -> None:
+def test_every_page_is_checked() -> None:
     names = {str(p.relative_to(ROOT)) for p in pages()}
     fully = {"docs/api.md", "docs/index.md", "docs/results.md"}  # no figure in prose at all
-    assert names <= set(CHECKED) | set(PENDING) | fully, sorted(names - set(CHECKED) - set(PENDING) - fully)
+    assert names <= set(CHECKED) | fully, sorted(names - set(CHECKED) - fully)
     for name in fully:
         assert typed_figures((ROOT / name).read_text(encoding="utf-8"), ALLOW) == []
 
@@ -77,15 +72,6 @@ def test_every_page_is_checked_or_pending() -> None:
 def test_a_checked_page_types_no_figure_without_a_marker(name: str) -> None:
     found = typed_figures((ROOT / name).read_text(encoding="utf-8"), ALLOW)
     assert found == [], "\n".join(f"{name}:{f.line}: {f.text} in {f.context[:100]!r}" for f in found)
-
-
-@pytest.mark.parametrize("name", sorted(PENDING))
-def test_a_pending_page_types_no_more_figures_than_before(name: str) -> None:
-    found = typed_figures((ROOT / name).read_text(encoding="utf-8"), ALLOW)
-    assert len(found) <= PENDING[name], (
-        f"{name} gained typed figures; generate them or give each a marker: "
-        + ", ".join(f"line {f.line}: {f.text}" for f in found[-5:])
-    )
 
 
 @pytest.mark.parametrize("path", pages(), ids=lambda p: p.name)

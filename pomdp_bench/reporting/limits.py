@@ -94,9 +94,8 @@ def limit_text(rows: Iterable[Mapping[str, Any]]) -> str:
         base = f"≥ {limit}"
     else:  # the next rung ran and was not learned: a bracket, with how it ended
         why = "failed" if outcomes == {"failed"} else "cap"
-        classes = next(
-            (str(r["next_failure_classes"]) for r in following if _text(r.get("next_failure_classes"))), ""
-        )
+        read = [_text(r.get("next_failure_classes")) for r in following]
+        classes = next((c for c in read if c), "").replace(";", ", ")
         base = f"{limit}, not {above[0]} ({why}{'; ' + classes if classes else ''})"
     highest = max(learned)
     if highest == limit:
