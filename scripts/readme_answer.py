@@ -352,6 +352,40 @@ def _ni_limits(root: Path) -> dict[str, str]:
     return out
 
 
+def _next_rung_costs() -> dict[tuple[str, str, int], float]:
+    """Worker-hours of each rung of the answer suite's ladders (agent PQN, pieces that cover
+    an episode), by (env, kind, horizon): the dry run's point estimate of its runs
+    (:func:`pomdp_bench.harness.estimate.estimate`, from the published runs and
+    ``agents/rates.yaml``; a rung not yet run counts its whole cap)."""
+    from pomdp_bench.harness.climb import ladders
+    from pomdp_bench.harness.estimate import estimate
+    from pomdp_bench.harness.suites import expand, load_suite
+
+    costs = {}
+    for (_, env, kind, pieces), rungs in ladders(expand(load_suite(ANSWER_SUITE))).items():
+        if pieces == "long":
+            for rung in rungs:
+                hours = estimate(rung, (), suite=ANSWER_SUITE).worker_seconds / 3600
+                costs[(env, kind, rung[0].horizon)] = hours
+    return costs
+
+
+_COSTS: dict[tuple[str, str, int], float] | None = None
+
+
+def _cost_to_go(env: str, kind: str, text: str) -> str:
+    """What a ``≥ L`` limit costs to go on: `` (next 21: 0.3 worker-h)``, the next rung of
+    its ladder and its worker-hours, or `` (top of the ladder)``."""
+    global _COSTS
+    if _COSTS is None:
+        _COSTS = _next_rung_costs()
+    limit = limits.sort_value(text)
+    above = sorted(h for (e, k, h) in _COSTS if e == env and k == kind and h > limit)
+    if not above:
+        return " (top of the ladder)" if any(e == env and k == kind for e, k, _ in _COSTS) else ""
+    return f" (next {above[0]}: {_COSTS[(env, kind, above[0])]:.1f} worker-h)"
+
+
 def pqn_answer_block(root: Path = ROOT) -> str:
     """README.md's first table, markers included: per kind, the longest T-Maze corridor
     and cue-recall delay PQN learned in the answer suite's climb (``limits.limit_text``,
@@ -390,14 +424,18 @@ def pqn_answer_block(root: Path = ROOT) -> str:
         texts = []
         for env in TASKS:
             rows = grouped.get((env, kind))
-            texts.append(limits.limit_text(rows) if rows else limits.NOT_TRIED)
+            text = limits.limit_text(rows) if rows else limits.NOT_TRIED
+            texts.append(text + _cost_to_go(env, kind, text) if text.startswith("≥") else text)
         params = f"{int(first[kind]):,}" if kind in first and pd.notna(first[kind]) else "—"
         lines.append(f"| `{kind}` | " + " | ".join(texts) + f" | {params} | {ni.get(kind, '—')} |")
     lines += [
         "",
         "PQN, one set of settings, every kind with 64 units; caps are Ni et al.'s budgets. A rung runs only "
         f"once the one below it is learned (`climb`); [the results page](docs/results/{ANSWER_SUITE}.md) gives "
-        "every cell. " + LIMIT_RULE.format(docs="docs/").split(". ", 1)[1],
+        "every cell. "
+        + LIMIT_RULE.format(docs="docs/").split(". ", 1)[1]
+        + " Beside a ≥: the next rung and its cost in worker-hours, the dry run's estimate of its whole cap "
+        "(on a Ray cluster, the same worker-hours spread over its workers).",
         "",
         PQN_MARKERS[1],
     ]
