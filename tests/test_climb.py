@@ -37,6 +37,9 @@ class FakeStore:
     def status(self, keys):
         return {k: self._status[k] for k in keys if k in self._status}
 
+    def rows(self, suite=None):
+        return []  # no seed stage begun and left unfinished
+
 
 def test_ladders_group_by_agent_env_kind_and_pieces_lowest_horizon_first() -> None:
     specs = [
@@ -89,6 +92,30 @@ def test_the_climb_goes_up_only_past_learned_rungs(monkeypatch) -> None:
     )
 
 
+def test_a_borderline_rung_grows_by_the_seed_stages_before_the_climb_reads_it(monkeypatch) -> None:
+    specs = [spec("gru", h, seed) for h in (10, 20) for seed in range(5)]
+    stored = {s.key(): "ok" for s in specs if s.horizon == 10}
+    cell, ladder = tuple(cell_id(spec("gru", 10))), ("pqn", "TMaze-v1", "gru", "long")
+    monkeypatch.setattr(climb, "learned_cells", lambda store, suite: {cell: False})
+    monkeypatch.setattr(climb, "borderline_cells", lambda store, suite: {cell: 5})  # 4 of 5, say
+    store = FakeStore(stored)
+    todo, where = climb.next_rungs(store, "s", specs, stages=(10, 20))
+    assert [(s.horizon, s.seed, s.cell_seeds) for s in todo] == [(10, seed, 10) for seed in range(5, 10)]
+    assert where[ladder] == "grows horizon 10 to 10 seeds"
+    # without stages the same rung stops the climb at its 5-seed verdict
+    assert climb.next_rungs(store, "s", specs)[1][ladder] == "stopped at 10 (not learned)"
+    # grown, and learned at 10 seeds: the climb goes on
+    stored.update({s.key(): "ok" for s in todo})
+    monkeypatch.setattr(climb, "borderline_cells", lambda store, suite: {})
+    monkeypatch.setattr(climb, "learned_cells", lambda store, suite: {cell: True})
+    todo, where = climb.next_rungs(store, "s", specs, stages=(10, 20))
+    assert {s.horizon for s in todo} == {20} and where[ladder] == "runs horizon 20"
+    # still borderline at the last stage: its verdict decides
+    monkeypatch.setattr(climb, "borderline_cells", lambda store, suite: {cell: 20})
+    monkeypatch.setattr(climb, "learned_cells", lambda store, suite: {cell: False})
+    assert climb.next_rungs(store, "s", specs, stages=(10, 20))[1][ladder] == "stopped at 10 (not learned)"
+
+
 def _climb_suite(tmp_path: Path) -> Path:
     path = tmp_path / "climb.yaml"
     path.write_text(
@@ -131,14 +158,14 @@ def test_a_climbing_sweep_stops_at_the_first_rung_not_learned_and_resumes(
     assert "stopped at 3 (not learned)" in capsys.readouterr().err
 
 
-def test_climb_must_be_a_bool_and_is_not_combined_with_seed_stages(tmp_path) -> None:
+def test_climb_must_be_a_bool_and_takes_seed_stages(tmp_path) -> None:
     path = _climb_suite(tmp_path)
     path.write_text(path.read_text().replace("climb: true", "climb: yes please"))
     with pytest.raises(TypeError, match="climb must be true or false"):
         load_suite(str(path))
     path.write_text(path.read_text().replace("climb: yes please", "climb: true\nseed_stages: [10]"))
-    with pytest.raises(ValueError, match="cannot be combined"):
-        load_suite(str(path))
+    suite = load_suite(str(path))
+    assert suite.climb and suite.seed_stages == (10,)
 
 
 def test_the_answer_suite_climbs_every_registered_kind_on_equal_terms() -> None:

@@ -7,6 +7,10 @@ rung below it is a learned cell, by the verdict the leaderboard publishes. The c
 stops at the first rung not learned, or at a rung with no verdict. That rung is where
 the analyses (``analyse``: probes, failure class) read why.
 
+With ``seed_stages`` (:mod:`~pomdp_bench.harness.seed_stages`), a complete rung whose
+verdict one run could flip (``verdict_holds`` false) grows to the next stage's seeds
+before the climb reads it, so a 4-of-5 rung is decided by 10, then 20 seeds.
+
 The climb keeps no state of its own: :func:`next_rungs` reads the store, so a sweep that
 was cut short resumes where it stopped.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pomdp_bench.harness import seed_stages
 from pomdp_bench.harness.cells import cell_id
 from pomdp_bench.harness.spec import RunSpec
 from pomdp_bench.harness.store import ResultStore
@@ -85,35 +90,72 @@ def learned_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], bool 
     return out
 
 
+def borderline_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], int]:
+    """The finished cells of ``suite`` whose verdict one run could flip (``verdict_holds``
+    false), with their seeds now."""
+    return {
+        cell: int(row["n_seeds"]) for cell, row in stored_cells(store, suite) if str(row["verdict_holds"]) == "False"
+    }
+
+
 def next_rungs(
-    store: ResultStore, suite: str, specs: list[RunSpec], done: set[str] = frozenset({"ok"})
+    store: ResultStore,
+    suite: str,
+    specs: list[RunSpec],
+    done: set[str] = frozenset({"ok"}),
+    stages: tuple[int, ...] = (),
 ) -> tuple[list[RunSpec], dict[tuple[str, str, str, str], str]]:
     """The runs the climb runs next, and where each ladder stands.
 
     For each ladder of ``specs``, walk its rungs up: a rung whose runs are all stored with
     a status in ``done`` is read from the leaderboard; a learned rung lets the walk go
     on, any other stops it. The first rung with runs not yet stored is the ladder's next
-    rung. Returns those runs, and per ladder ``"runs horizon H"``, ``"stopped at H (not
-    learned)"``, ``"stopped at H (no verdict)"`` or ``"learned every rung"``.
+    rung. With ``stages`` (a suite's ``seed_stages``), a complete rung whose verdict one
+    run could flip first grows to the next stage's seeds, and a growth a sweep cut short
+    finishes first. Returns those runs, and per ladder ``"runs horizon H"``, ``"grows
+    horizon H to N seeds"``, ``"stopped at H (not learned)"``, ``"stopped at H (no
+    verdict)"`` or ``"learned every rung"``.
     """
     status = store.status(s.key() for s in specs)
     verdicts: dict[tuple[str, ...], bool | None] | None = None
+    borderline: dict[tuple[str, ...], int] | None = None
+    growing: dict[tuple[str, ...], list[RunSpec]] = {}
+    if stages:  # stages a sweep began and did not finish
+        for spec in seed_stages.unfinished_stage_runs(store, suite, specs):
+            growing.setdefault(tuple(cell_id(spec)), []).append(spec)
     todo: list[RunSpec] = []
     where: dict[tuple[str, str, str, str], str] = {}
     for ladder, rungs in ladders(specs).items():
         where[ladder] = "learned every rung"
         for rung in rungs:
+            horizon, cell = rung[0].horizon, tuple(cell_id(rung[0]))
             missing = [s for s in rung if status.get(s.key()) not in done]
             if missing:
                 todo += missing
-                where[ladder] = f"runs horizon {rung[0].horizon}"
+                where[ladder] = f"runs horizon {horizon}"
                 break
+            if cell in growing:
+                todo += growing[cell]
+                where[ladder] = f"grows horizon {horizon} to {growing[cell][0].cell_seeds} seeds"
+                break
+            if stages:
+                if borderline is None:
+                    borderline = borderline_cells(store, suite)
+                seeds = borderline.get(cell)
+                stage = next((n for n in stages if seeds is not None and n > seeds), None)
+                grown = seed_stages.grown_specs(specs, [cell], stage) if stage else []
+                grown_status = store.status(s.key() for s in grown)
+                grown = [s for s in grown if grown_status.get(s.key()) not in done]
+                if grown:
+                    todo += grown
+                    where[ladder] = f"grows horizon {horizon} to {stage} seeds"
+                    break
             if verdicts is None:  # read the tables once, and only once a rung is complete
                 verdicts = learned_cells(store, suite)
-            verdict = verdicts.get(tuple(cell_id(rung[0])))
+            verdict = verdicts.get(cell)
             if verdict is not True:
                 reason = "no verdict" if verdict is None else "not learned"
-                where[ladder] = f"stopped at {rung[0].horizon} ({reason})"
+                where[ladder] = f"stopped at {horizon} ({reason})"
                 break
     # cell by cell (all its seeds together), so that cells finish, and can be published, as
     # the sweep goes

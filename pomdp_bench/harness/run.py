@@ -255,7 +255,7 @@ def _dry_run(specs: list[RunSpec], out: Path, args: argparse.Namespace) -> int:
             with ResultStore(out) as store:
                 rows = store.rows()
                 if suite.climb:
-                    climb_next, _ = climb.next_rungs(store, suite.name, specs, skip)
+                    climb_next, _ = climb.next_rungs(store, suite.name, specs, skip, suite.seed_stages)
         except StoreError as err:
             print(f"python -m pomdp_bench.run: error: {err}", file=sys.stderr)
             raise SystemExit(2) from None
@@ -448,10 +448,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     skip = {"ok"} | (set() if args.retry_failed else {"failed"})
     todo = _not_done(store, specs, skip)
+    climb_stages = () if args.seeds is not None else suite.seed_stages  # a climb grows rung by rung
     if suite.climb:  # each ladder's next rung only (climb.py); the rest waits on its verdicts
-        todo, _ = climb.next_rungs(store, suite.name, specs, skip)
+        todo, _ = climb.next_rungs(store, suite.name, specs, skip, climb_stages)
 
     store.link(suite.name, specs)
+    store.link(suite.name, todo)  # a climb's grown rungs' new seeds
     # The whole suite's cells, filters aside: reports read the suite's coverage from the store.
     cells = [cell_id(s) for s in expand(suite, seeds=1, cards=args.cards)]
     if beside is not None:  # the published cells too, and their runs, never retrained
@@ -491,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         with Heartbeat(out, store.owner, timeout / 4):
             # The suite's seeds first; then the seed stages' runs, one stage at a time
             # (seed_stages.py), beginning with any stage a sweep cut short left unfinished.
-            stages = iter(() if args.seeds is not None else suite.seed_stages)
+            stages = iter(() if args.seeds is not None or suite.climb else suite.seed_stages)
             unfinished = _not_done(store, seed_stages.unfinished_stage_runs(store, suite.name, specs), skip)
             store.link(suite.name, unfinished)
             progress.grow(len(unfinished))
@@ -519,11 +521,12 @@ def main(argv: list[str] | None = None) -> int:
                         )
                         break
                 if not batch and suite.climb:  # the rungs whose ladders are learned so far
-                    batch, where = climb.next_rungs(store, suite.name, specs, skip)
+                    batch, where = climb.next_rungs(store, suite.name, specs, skip, climb_stages)
                     batch = [spec for spec in batch if spec.key() not in tried]
                     if batch:
+                        store.link(suite.name, batch)  # a grown rung's new seeds join the suite
                         progress.grow(len(batch))
-                        climbing = sorted({w for w in where.values() if w.startswith("runs")})
+                        climbing = sorted({w for w in where.values() if w.startswith(("runs", "grows"))})
                         print(
                             f"suite {suite.name}: the climb goes on, {len(batch)} runs "
                             f"({'; '.join(climbing)})",
@@ -533,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not batch:
                     break
         if suite.climb:
-            _, where = climb.next_rungs(store, suite.name, specs, skip)
+            _, where = climb.next_rungs(store, suite.name, specs, skip, climb_stages)
             for ladder, state in sorted(where.items()):
                 print(f"suite {suite.name}: climb {' '.join(ladder)}: {state}", file=sys.stderr)
     finally:

@@ -246,10 +246,6 @@ def load_suite(name: str) -> Suite:
     climb = raw.get("climb", False)
     if not isinstance(climb, bool):
         raise TypeError(f"suite {name}: climb must be true or false, got {climb!r}")
-    if climb and raw.get("seed_stages"):
-        raise ValueError(
-            f"suite {name}: climb and seed_stages cannot be combined yet: give seeds per env entry instead"
-        )
     return Suite(
         name=raw["name"],
         description=raw.get("description", ""),
