@@ -94,7 +94,9 @@ def borderline_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], in
     """The finished cells of ``suite`` whose verdict one run could flip (``verdict_holds``
     false), with their seeds now."""
     return {
-        cell: int(row["n_seeds"]) for cell, row in stored_cells(store, suite) if str(row["verdict_holds"]) == "False"
+        cell: int(row["n_seeds"])
+        for cell, row in stored_cells(store, suite)
+        if str(row["verdict_holds"]) == "False"
     }
 
 

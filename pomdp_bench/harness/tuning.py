@@ -172,7 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--results", default="results/tune", metavar="DIR", help="folder of the Optuna storage and the result"
     )
     parser.add_argument(
-        "--out", dest="results", action=OldOptionName, new="--results", metavar="DIR", help="old name of --results"
+        "--out",
+        dest="results",
+        action=OldOptionName,
+        new="--results",
+        metavar="DIR",
+        help="old name of --results",
     )
     parser.add_argument("--study", help="study name (default: <agent>_<memory>_<env>_<kwargs>)")
     parser.add_argument("--storage", help="Optuna storage URL (default: sqlite:///<results>/optuna.sqlite)")
