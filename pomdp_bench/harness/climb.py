@@ -7,9 +7,10 @@ rung below it is a learned cell, by the verdict the leaderboard publishes. The c
 stops at the first rung not learned, or at a rung with no verdict. That rung is where
 the analyses (``analyse``: probes, failure class) read why.
 
-With ``seed_stages`` (:mod:`~pomdp_bench.harness.seed_stages`), a complete rung whose
-verdict one run could flip (``verdict_holds`` false) grows to the next stage's seeds
-before the climb reads it, so a 4-of-5 rung is decided by 10, then 20 seeds.
+With ``seed_stages`` (:mod:`~pomdp_bench.harness.seed_stages`), a complete rung not
+learned whose verdict one run could flip (``verdict_holds`` false) grows to the next
+stage's seeds before the climb stops there, so a 4-of-5 rung is decided by 10, then 20
+seeds. A learned rung does not grow: the next rung tests the kind again.
 
 The climb keeps no state of its own: :func:`next_rungs` reads the store, so a sweep that
 was cut short resumes where it stopped.
@@ -91,12 +92,13 @@ def learned_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], bool 
 
 
 def borderline_cells(store: ResultStore, suite: str) -> dict[tuple[str, ...], int]:
-    """The finished cells of ``suite`` whose verdict one run could flip (``verdict_holds``
-    false), with their seeds now."""
+    """The finished cells of ``suite`` not learned, whose verdict one run could flip
+    (``verdict_holds`` false, as at 4 seeds of 5 above the line), with their seeds now.
+    A learned rung does not grow: the climb tests it again at the next horizon."""
     return {
         cell: int(row["n_seeds"])
         for cell, row in stored_cells(store, suite)
-        if str(row["verdict_holds"]) == "False"
+        if str(row["verdict_holds"]) == "False" and str(row["learned"]) == "False"
     }
 
 
