@@ -266,6 +266,26 @@ def test_a_killed_sweeps_claim_is_taken_over_by_the_other(tmp_path: Path) -> Non
     assert query(results, "SELECT * FROM claims") == []
 
 
+def test_sigterm_or_sigint_in_the_background_stops_a_sweep_and_releases_its_claims(tmp_path: Path) -> None:
+    """A shell starts a background job with SIGINT ignored; the sweep takes SIGINT and
+    SIGTERM back, so either stops it as Ctrl-C does: no claim left, the sweep closed."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        suite, results = tiny_suite(tmp_path, steps=200_000), tmp_path / f"results-{signum}"
+        ignore_int = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
+        sweep = subprocess.Popen(
+            sweep_cmd(suite, results, 30.0),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=child_env(),
+            preexec_fn=ignore_int,
+        )
+        wait_until(lambda r=results: query(r, "SELECT key FROM claims"), "the sweep claimed a run", sweep)
+        sweep.send_signal(signum)
+        assert sweep.wait(timeout=DEADLINE) != 0
+        assert query(results, "SELECT * FROM claims") == []
+        assert trained_per_sweep(results) == [0]  # closed, with no run stored
+
+
 def test_a_sweep_waits_for_a_live_claim_then_takes_it_over_when_its_owner_dies(tmp_path: Path) -> None:
     """Another process (here the test) holds one run with live heartbeats: the sweep trains
     the other three, waits, and takes the run over once the heartbeats stop."""

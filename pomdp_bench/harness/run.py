@@ -21,7 +21,9 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -356,6 +358,23 @@ def _memory_filter(kinds: list[str] | None, imports: list[str]) -> list[str] | N
     return bare
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Stop a sweep on SIGTERM as on Ctrl-C: the claims of the runs in flight are released
+    and the sweep's record closed. SIGINT stops it too where a shell started it in the
+    background, which ignores SIGINT. Returns the handlers to put back (none off the main
+    thread, where Python cannot set them)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    old = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return old
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -481,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     progress = SweepProgress(len(todo))
     backend = None
+    handlers = _stop_on_signals()
     try:
         if args.backend == "ray":
             from pomdp_bench.harness.backends import RayBackend
@@ -540,7 +560,9 @@ def main(argv: list[str] | None = None) -> int:
             for ladder, state in sorted(where.items()):
                 print(f"suite {suite.name}: climb {' '.join(ladder)}: {state}", file=sys.stderr)
     finally:
-        store.release()  # the claims of runs cut short (an exception, Ctrl-C)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        store.release()  # the claims of runs cut short (an exception, Ctrl-C, SIGTERM)
         progress.close()
         store.finish_sweep(sweep_id, time.perf_counter() - start, progress.done)
         if backend is not None and hasattr(backend, "shutdown"):
