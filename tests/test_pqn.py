@@ -229,6 +229,20 @@ def test_tuned_settings_make_a_piece_one_episode(env_id, kwargs, episode) -> Non
     assert settings.n_steps == settings.bptt_length == episode
 
 
+def test_cue_recall_gives_no_previous_action_where_a_policy_could_carry_the_cue_in_it() -> None:
+    """Cue recall's actions before the query do nothing, so the previous action would be a
+    memory outside the kind (none reached 0.40 at delay 10 with it). Only horizon-long's
+    cells, published before, keep it, and say so."""
+    from pomdp_bench.harness.suites import expand, load_suite
+
+    assert PQNSettings.tuned("CueRecall-v0", {"delay": 10}).previous_action is False
+    for name in ("answer", "horizon-long"):
+        cue = [s for s in expand(load_suite(name)) if s.agent == "pqn" and s.env_id == "CueRecall-v0"]
+        assert cue, name
+        with_it = {s.horizon for s in cue if s.hyperparams.get("previous_action")}
+        assert with_it == (set() if name == "answer" else {201, 501, 1001}), name
+
+
 def _discrete_obs_vec_env(n: int = 4):
     """FrozenLake (a ``Discrete`` observation) with a 6-step time limit, so some episodes
     are truncated."""
