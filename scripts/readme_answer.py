@@ -429,6 +429,21 @@ def pqn_answer_block(root: Path = ROOT, docs: str = "docs/") -> str:
             texts.append(text + _cost_to_go(env, kind, text) if text.startswith("≥") else text)
         params = f"{int(first[kind]):,}" if kind in first and pd.notna(first[kind]) else "—"
         lines.append(f"| `{kind}` | " + " | ".join(texts) + f" | {params} | {ni.get(kind, '—')} |")
+    tried = {
+        (row["env_id"], row["memory"], h)
+        for rows in grouped.values()
+        for row in rows
+        for h in (int(float(x)) for x in str(row["horizons_tried"]).split(";") if x)
+    }
+    global _COSTS
+    if _COSTS is None:
+        _COSTS = _next_rung_costs()
+    to_go = [hours for key, hours in _COSTS.items() if key not in tried]
+    lines += [
+        "",
+        f"Every rung not yet run, as if each ran to its cap: {len(to_go)} cells, "
+        f"{sum(to_go):,.0f} worker-hours (the dry run's estimate; on a Ray cluster, over its workers).",
+    ]
     lines += [
         "",
         "PQN, one set of settings, every kind with 64 units; caps are Ni et al.'s budgets. A rung runs only "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +37,8 @@ def test_every_generated_block_is_current() -> None:
 
 
 def test_the_pqn_answer_brackets_each_kind_with_what_stopped_its_climb(tmp_path: Path) -> None:
-    """On a simulated answer suite: a climb that failed at its next rung reads "learned at
-    L, not at N (failure classes)"; one still climbing reads "≥ L"; Ni et al.'s limit
+    """On a simulated answer suite: a climb that failed at its next rung reads "L, not N
+    (failed; failure classes)"; one still climbing reads "≥ L" with its next rung's cost; Ni et al.'s limit
     stands beside the kinds they ran; the parameters are the first rung's."""
     import shutil
 
@@ -75,8 +76,9 @@ def test_the_pqn_answer_brackets_each_kind_with_what_stopped_its_climb(tmp_path:
     )
     cells.to_csv(tmp_path / "leaderboards/answer.csv", index=False)
     block = script.pqn_answer_block(tmp_path)
-    assert (
-        "| `lstm` | learned at 20, not at 50 (kept_cue_unused) | none (tried 11) | 38,000 | not read |"
-        in block
+    assert "| `lstm` | 20, not 50 (failed; kept_cue_unused) | none (tried 11) | 38,000 | not read |" in block
+    # a lower bound carries its next rung's cost, the dry run's estimate of the suite's rung
+    assert re.search(r"\| `transformer` \| ≥ 20 \(next 50: \d+\.\d worker-h\) \| — \| 51,000 \| 1,500", block)
+    assert re.search(
+        r"Every rung not yet run, as if each ran to its cap: \d+ cells, [\d,]+ worker-hours", block
     )
-    assert "| `transformer` | ≥ 20 | — | 51,000 | 1,500 (transformer) |" in block
