@@ -145,3 +145,11 @@ class OldOptionName(argparse.Action):
     ) -> None:
         print(f"{parser.prog}: {option_string} is an old name; use {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, values)
+
+
+def add_old_name(parser: argparse.ArgumentParser, old: str, new: str, dest: str) -> None:
+    """Add ``old`` to ``parser`` as the old name of option ``new`` (whose value is ``dest``):
+    it still works, and says on stderr which name to use (:class:`OldOptionName`)."""
+    parser.add_argument(
+        old, dest=dest, action=OldOptionName, new=new, metavar="DIR", help=f"old name of {new}"
+    )

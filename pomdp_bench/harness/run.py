@@ -59,7 +59,7 @@ from pomdp_bench.harness.suites import (
 )
 from pomdp_bench.imports import import_modules, split_source
 from pomdp_bench.memory import memory_kinds
-from pomdp_bench.validation import OldOptionName
+from pomdp_bench.validation import add_old_name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,14 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results", default="results", metavar="DIR", help="folder of the results store (default: results/)"
     )
-    parser.add_argument(
-        "--out",
-        dest="results",
-        action=OldOptionName,
-        new="--results",
-        metavar="DIR",
-        help="old name of --results",
-    )
+    add_old_name(parser, "--out", "--results", "results")
     parser.add_argument(
         "--leaderboards",
         metavar="DIR",

@@ -41,7 +41,7 @@ from pomdp_bench.harness.spec import RunResult, RunSpec
 from pomdp_bench.harness.stopping import StopRule
 from pomdp_bench.harness.suites import parse_env_kwargs
 from pomdp_bench.memory import MEMORY_KINDS, tuning_space
-from pomdp_bench.validation import OldOptionName
+from pomdp_bench.validation import add_old_name
 
 
 def sample_settings(trial: Any, agent: str, horizon: int) -> tuple[dict[str, Any], int]:
@@ -171,14 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results", default="results/tune", metavar="DIR", help="folder of the Optuna storage and the result"
     )
-    parser.add_argument(
-        "--out",
-        dest="results",
-        action=OldOptionName,
-        new="--results",
-        metavar="DIR",
-        help="old name of --results",
-    )
+    add_old_name(parser, "--out", "--results", "results")
     parser.add_argument("--study", help="study name (default: <agent>_<memory>_<env>_<kwargs>)")
     parser.add_argument("--storage", help="Optuna storage URL (default: sqlite:///<results>/optuna.sqlite)")
     return parser

@@ -31,7 +31,7 @@ from pomdp_bench.harness.published import POINTER_FILE, publish
 from pomdp_bench.harness.store import ResultStore
 from pomdp_bench.reporting import credit as credit_tables
 from pomdp_bench.reporting import html_page, leaderboard, plots, popgym_reference, references, results_pages
-from pomdp_bench.validation import OldOptionName
+from pomdp_bench.validation import add_old_name
 
 # What only the project's published folder (leaderboards/ in the repository) holds:
 # written there by ``--published`` (scripts/publish_leaderboards.sh), never into a
@@ -565,14 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write CSVs, figures, README.md and index.html (default: <results>/leaderboards/, as run writes "
         "them)",
     )
-    parser.add_argument(
-        "--out",
-        dest="leaderboards",
-        action=OldOptionName,
-        new="--leaderboards",
-        metavar="DIR",
-        help="old name of --leaderboards",
-    )
+    add_old_name(parser, "--out", "--leaderboards", "leaderboards")
     parser.add_argument(
         "--suite", action="append", help="only this suite (repeatable; default: all in the store)"
     )
