@@ -116,7 +116,10 @@ def test_the_values_land_in_the_run_cell_and_horizon_columns(analysed) -> None:
     assert cue.loc["none", "cue_probe_accuracy"] <= 0.35  # memoryless: the cue is gone at the query
     cartpole = runs[runs["env_id"] == "MaskedCartPole-v0"].iloc[0]
     assert pd.isna(cartpole["cue_probe_accuracy"]) and pd.isna(cartpole["return_at_2x"])
-    assert cartpole["analysis_note"].startswith("generalisation: skipped: env 'MaskedCartPole-v0'")
+    assert "generalisation: skipped: env 'MaskedCartPole-v0'" in cartpole["analysis_note"]
+    assert cartpole["analysis_note"].startswith(
+        "behaviour: skipped: the behaviour reads the bare passive T-Maze"
+    )
     cells = pd.read_csv(out / "tiny53.csv", keep_default_na=False, na_values=[""])
     assert list(cells.columns) == list(leaderboard.CELL_COLUMNS)
     by_kind = cells[cells["env_id"] == "CueRecall-v0"].set_index("memory")
@@ -138,7 +141,7 @@ def test_a_second_analysis_skips_every_run_already_analysed(analysed) -> None:
     with ResultStore(results) as store:
         before = store.analyses()
     second = _analyse(results, [])
-    assert second.strip() == "already stored 12"
+    assert second.strip() == "already stored 16"  # 4 runs, 4 analyses
     with ResultStore(results) as store:
         assert store.analyses() == before
 
@@ -188,7 +191,8 @@ def test_bad_input_names_the_value_and_what_is_valid(analysed, capsys) -> None:
     with pytest.raises(ValueError, match=r"holds no suite \['nope'\]; it holds \['tiny53'\]"):
         analysis.analyse_store(results, suites=["nope"])
     with pytest.raises(
-        ValueError, match=r"unknown analysis \['probe'\]; valid: \['probes', 'generalisation', 'success'\]"
+        ValueError,
+        match=r"unknown analysis \['probe'\]; valid: \['probes', 'generalisation', 'success', 'behaviour'\]",
     ):
         analysis.analyse_store(results, analyses=["probe"])
     with pytest.raises(ValueError, match="probe_episodes must be an int >= 2"):

@@ -231,6 +231,7 @@ HARNESS_LAYERS: dict[str, tuple[int, str]] = {
     "generalisation": (1, "analysis"),
     "success": (1, "analysis"),
     "analysis": (1, "analysis"),
+    "tmaze_behaviour": (1, "analysis"),
     # the commands
     "run": (2, "commands"),
     "seed_stages": (2, "commands"),

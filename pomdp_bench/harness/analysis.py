@@ -12,11 +12,14 @@ Nothing retrains: each run's agent is its stored final weights
 - ``generalisation`` (:mod:`~pomdp_bench.harness.generalisation`): the return at 2x and
   4x the training horizon;
 - ``success`` (:mod:`~pomdp_bench.harness.success`): the share of fresh episodes that
-  succeed, for an env scored by success (its card gives ``success_kwargs``: Key-to-Door).
+  succeed, for an env scored by success (its card gives ``success_kwargs``: Key-to-Door);
+- ``behaviour`` (:mod:`~pomdp_bench.harness.tmaze_behaviour`): what the greedy policy
+  does on the passive T-Maze, per cue: the walk, the turn, the arm.
 
 The first two apply to runs of passive T-Maze and cue recall
-(:mod:`~pomdp_bench.harness.cue_tasks`), the third to envs with a success measure; any
-other run is stored as ``skipped`` with the reason, as is a run without weights. A
+(:mod:`~pomdp_bench.harness.cue_tasks`), the third to envs with a success measure, the
+fourth to the passive T-Maze; any other run is stored as ``skipped`` with the reason, as
+is a run without weights. A
 second call skips every (run, analysis) already stored, so an interrupted analysis
 resumes; an analysis that raised is stored as ``failed`` with its error, and the step
 goes on to the next run (``retry_failed`` tries those again). The episodes come from
@@ -34,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pomdp_bench.harness import generalisation, probes, provenance, success, weight_files
+from pomdp_bench.harness import generalisation, probes, provenance, success, tmaze_behaviour, weight_files
 from pomdp_bench.harness.cue_tasks import CueTask, cue_task
 from pomdp_bench.harness.published import POINTER_FILE
 from pomdp_bench.harness.store import ResultStore
 
-ANALYSES: tuple[str, ...] = ("probes", "generalisation", "success")
+ANALYSES: tuple[str, ...] = ("probes", "generalisation", "success", "behaviour")
 """The analyses this step runs, by the name the store keeps them under."""
 
 
@@ -52,13 +55,16 @@ class AnalysisSettings:
             :data:`probes.DEFAULT_EPISODES`.
         eval_episodes: episodes per longer horizon, and for the success rate, default
             :data:`generalisation.DEFAULT_EPISODES`.
+        behaviour_episodes: greedy T-Maze episodes for the behaviour, default
+            :data:`tmaze_behaviour.DEFAULT_EPISODES`.
     """
 
     probe_episodes: int = probes.DEFAULT_EPISODES
     eval_episodes: int = generalisation.DEFAULT_EPISODES
+    behaviour_episodes: int = tmaze_behaviour.DEFAULT_EPISODES
 
     def __post_init__(self) -> None:
-        for name in ("probe_episodes", "eval_episodes"):
+        for name in ("probe_episodes", "eval_episodes", "behaviour_episodes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 2:
                 raise ValueError(f"{name} must be an int >= 2, got {value!r}")
@@ -93,15 +99,15 @@ def check_analyses(analyses: Iterable[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class _SuccessTask:
-    """What the success analysis evaluates: the run's env, kwargs and carried card."""
+class _EnvTask:
+    """What the success and behaviour analyses play: the run's env, kwargs and carried card."""
 
     env_id: str
     env_kwargs: dict[str, Any]
     card: dict[str, Any] | None
 
 
-def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> str | CueTask | _SuccessTask:
+def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> str | CueTask | _EnvTask:
     """The run's task for ``analysis`` (a cue task, or the env to score by success), or
     why ``analysis`` does not apply to the run."""
     spec = row["spec"]
@@ -109,12 +115,16 @@ def _not_applicable(row: dict[str, Any], analysis: str, has_weights: bool) -> st
         return "the run failed: there is no trained agent"
     if not has_weights:
         return "the run has no stored weights (stored before runs kept them)"
+    if analysis == "behaviour":
+        if spec["env_id"] not in tmaze_behaviour.ENV_IDS or spec.get("env_wrappers"):
+            return f"the behaviour reads the bare passive T-Maze ({list(tmaze_behaviour.ENV_IDS)}), not {spec['env_id']}"
+        return _EnvTask(spec["env_id"], dict(spec.get("env_kwargs") or {}), spec.get("card"))
     if analysis == "success":
         try:
             success.success_kwargs(spec["env_id"], spec.get("card"))
         except (KeyError, ValueError) as err:
             return str(err).strip("'\"")
-        return _SuccessTask(spec["env_id"], dict(spec.get("env_kwargs") or {}), spec.get("card"))
+        return _EnvTask(spec["env_id"], dict(spec.get("env_kwargs") or {}), spec.get("card"))
     try:
         task = cue_task(spec["env_id"], spec["env_kwargs"], spec.get("card"))
     except ValueError as err:
@@ -149,7 +159,7 @@ def analyse_run(
     try:
         for analysis in wanted:
             task = tasks[analysis]
-            assert isinstance(task, (CueTask, _SuccessTask))
+            assert isinstance(task, (CueTask, _EnvTask))
             if analysis == "probes" and not probes.trunks_of(agent):
                 reason = f"agent {row['spec']['agent']!r} keeps no memory block to probe (a Trunk, or a module with an encoder and a memory)"
                 out[analysis] = ("skipped", {}, reason)
@@ -166,9 +176,13 @@ def analyse_run(
 
 
 def _run_one(
-    agent: Any, analysis: str, task: CueTask | _SuccessTask, spec: dict[str, Any], settings: AnalysisSettings
+    agent: Any, analysis: str, task: CueTask | _EnvTask, spec: dict[str, Any], settings: AnalysisSettings
 ) -> dict[str, Any]:
-    if isinstance(task, _SuccessTask):
+    if analysis == "behaviour":
+        assert isinstance(task, _EnvTask)
+        corridor = int(task.env_kwargs.get("corridor_length", 10))  # the env's default
+        return tmaze_behaviour.play_tmaze(agent, corridor, n_episodes=settings.behaviour_episodes).to_dict()
+    if isinstance(task, _EnvTask):
         return success.evaluate_success(
             agent, task.env_id, task.env_kwargs, task.card, n_episodes=settings.eval_episodes
         ).to_dict()
@@ -289,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"fresh episodes per longer horizon (default {generalisation.DEFAULT_EPISODES})",
     )
     parser.add_argument(
+        "--behaviour-episodes",
+        type=int,
+        default=tmaze_behaviour.DEFAULT_EPISODES,
+        help=f"greedy T-Maze episodes the behaviour counts (default {tmaze_behaviour.DEFAULT_EPISODES})",
+    )
+    parser.add_argument(
         "--retry-failed", action="store_true", help="analyse again the runs whose analysis failed before"
     )
     parser.add_argument(
@@ -310,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--threads must be >= 1, got {args.threads}")
     torch.set_num_threads(args.threads)
     try:
-        settings = AnalysisSettings(args.probe_episodes, args.eval_episodes)
+        settings = AnalysisSettings(args.probe_episodes, args.eval_episodes, args.behaviour_episodes)
         with _blas_threads(args.threads):  # the probes' fits: a busy BLAS pool spins on loaded CPUs
             summary = analyse_store(
                 args.results,

@@ -4,8 +4,9 @@ The analysis step (:mod:`~pomdp_bench.harness.analysis`) writes these into the s
 analyses table as JSON (``to_dict``); reporting (:mod:`pomdp_bench.reporting.leaderboard`)
 reads them back (``from_dict``) without building an agent. The probes
 (:mod:`~pomdp_bench.harness.probes`), the longer horizons
-(:mod:`~pomdp_bench.harness.generalisation`) and the success rate
-(:mod:`~pomdp_bench.harness.success`) produce them.
+(:mod:`~pomdp_bench.harness.generalisation`), the success rate
+(:mod:`~pomdp_bench.harness.success`) and the T-Maze behaviour
+(:mod:`~pomdp_bench.harness.tmaze_behaviour`) produce them.
 """
 
 from __future__ import annotations
@@ -160,4 +161,74 @@ class SuccessResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SuccessResult:
+        return cls(**data)
+
+
+PASSES, CUE_MISUSED, WALK, NO_TURN, ONE_ARM = "passes", "cue_misused", "walk", "no_turn", "one_arm"
+BEHAVIOUR_READINGS = (PASSES, CUE_MISUSED, WALK, NO_TURN, ONE_ARM)
+"""The readings of :func:`behaviour_reading`, in the order the tables count them."""
+
+BEHAVIOUR_COUNTS = tuple(
+    f"{name}_{cue}" for cue in ("up", "down") for name in ("on_time", "arm", "upper", "goal")
+)
+"""The shares a T-Maze behaviour holds, per cue: at the junction on time, ended in an arm,
+in the upper arm, in the goal arm."""
+
+BEHAVIOUR_BAR = 0.75
+"""The share of episodes that makes a behaviour hold (the goal reached, the junction reached, an arm)."""
+
+BEHAVIOUR_CUE_GAP = 0.25
+"""Two cues' shares further apart than this mean the actions depend on the cue."""
+
+
+def behaviour_reading(counts: dict[str, float]) -> str:
+    """What a passive T-Maze agent's greedy episodes show, the first that applies:
+
+    - ``passes``: at least :data:`BEHAVIOUR_BAR` of each cue's episodes end in the goal arm;
+    - ``cue_misused``: the two cues' ``on_time``, ``arm`` or ``upper`` differ by more than
+      :data:`BEHAVIOUR_CUE_GAP`: the actions depend on the cue, so the memory carries it,
+      and its use fails (a turn, or a walk that breaks for one cue);
+    - ``walk``: alike for both cues, and under the bar reach the junction on time;
+    - ``no_turn``: alike, and under the bar end in an arm;
+    - ``one_arm``: alike, ending in the same arm: the cue is lost or not read (the
+      probes tell which).
+
+    ``counts``: the shares of :data:`BEHAVIOUR_COUNTS`.
+    """
+    names = ("on_time", "arm", "upper")  # not goal: one arm for both cues differs there
+    if min(counts["goal_up"], counts["goal_down"]) >= BEHAVIOUR_BAR:
+        return PASSES
+    if any(abs(counts[f"{n}_up"] - counts[f"{n}_down"]) > BEHAVIOUR_CUE_GAP for n in names):
+        return CUE_MISUSED
+    if max(counts["on_time_up"], counts["on_time_down"]) < BEHAVIOUR_BAR:
+        return WALK
+    if min(counts["arm_up"], counts["arm_down"]) < BEHAVIOUR_BAR:
+        return NO_TURN
+    return ONE_ARM
+
+
+@dataclass(frozen=True)
+class BehaviourResult:
+    """One agent's greedy episodes on the passive T-Maze, per cue.
+
+    Attributes:
+        counts: the shares of :data:`BEHAVIOUR_COUNTS`, each in [0, 1].
+        n_episodes: how many fresh episodes (both cues together).
+        seed: root of their reset seeds.
+    """
+
+    counts: dict[str, float]
+    n_episodes: int
+    seed: int
+
+    @property
+    def reading(self) -> str:
+        """:func:`behaviour_reading` of the counts."""
+        return behaviour_reading(self.counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BehaviourResult:
         return cls(**data)

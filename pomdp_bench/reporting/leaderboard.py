@@ -25,7 +25,9 @@ from scipy import stats
 
 from pomdp_bench.envs.cards import EnvCard, card_of
 from pomdp_bench.harness.analysis_records import (
+    BEHAVIOUR_READINGS,
     FAILURE_CLASSES,
+    BehaviourResult,
     GeneralisationResult,
     ProbeResult,
     SuccessResult,
@@ -95,6 +97,10 @@ RUN_COLUMNS: dict[str, tuple[str, str]] = {
     "failure_class": (
         "str",
         "for a run whose final return is not above the line: lost_cue (cue_probe_accuracy within 0.1 of chance), kept_cue_unused (at least 0.9, and the return within 10% of the ceiling-optimum gap of the ceiling) or other; empty for runs above the line or not probed",
+    ),
+    "behaviour": (
+        "str",
+        "for a passive T-Maze run whose final return is not above the line, what its greedy final weights do on 256 fresh episodes (harness/tmaze_behaviour.py, python -m pomdp_bench.analyse): passes, cue_misused (the actions depend on the cue, its use fails), walk (under 3/4 reach the junction on time), no_turn or one_arm; empty elsewhere",
     ),
     "return_at_2x": (
         "float",
@@ -196,6 +202,10 @@ CELL_COLUMNS: dict[str, tuple[str, str]] = {
     "failure_classes": (
         "str",
         "the failure_class of the cell's runs below the line, counted, e.g. lost_cue 3;other 1; empty where none was probed",
+    ),
+    "behaviour_readings": (
+        "str",
+        "the behaviour of the cell's runs below the line, counted, e.g. walk 1;one_arm 2; empty where none was read",
     ),
     "return_at_2x": (
         "float",
@@ -328,7 +338,7 @@ HORIZON_COLUMNS: dict[str, tuple[str, str]] = {
     ),
     "next_failure_classes": (
         "str",
-        "why next_horizon's failed runs failed, from their memory probes: the cell's failure_classes (lost_cue, kept_cue_unused, other), empty where not probed or not tried",
+        "why next_horizon's failed runs failed: the cell's failure_classes from the memory probes (lost_cue, kept_cue_unused, other), then on the passive T-Maze its behaviour_readings (walk, no_turn, one_arm, cue_misused, passes); empty where not analysed or not tried",
     ),
     "limit_censored": (
         "bool",
@@ -468,6 +478,7 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
         "cue_probe_at_75": math.nan,
         "cue_probe_chance": math.nan,
         "failure_class": "",
+        "behaviour": "",
         "return_at_2x": math.nan,
         "return_at_4x": math.nan,
         "generalisation_limited_by": "",
@@ -502,6 +513,13 @@ def analysis_columns(row: dict[str, Any]) -> dict[str, Any]:
                 card.ceiling_for(spec["env_kwargs"]),
                 card.optimal_return,
             )
+    behaviour = analyses.get("behaviour", {})
+    if behaviour.get("status") == "ok" and row["status"] == "ok":
+        spec = row["spec"]
+        card = card_of(spec["env_id"], spec.get("card"))
+        ceiling, optimum = card.ceiling_for(spec["env_kwargs"]), card.optimal_return
+        if row["result"]["final_return"] <= ceiling + (optimum - ceiling) / 2:  # not above the line
+            out["behaviour"] = BehaviourResult.from_dict(behaviour["value"]).reading
     general = analyses.get("generalisation", {})
     if general.get("status") == "ok":
         found_g = GeneralisationResult.from_dict(general["value"])
@@ -547,6 +565,10 @@ def _analysis_statistics(ok: pd.DataFrame) -> dict[str, Any]:
     classes = [c for c in ok["failure_class"] if c]
     out["failure_classes"] = ";".join(
         f"{name} {classes.count(name)}" for name in FAILURE_CLASSES if name in classes
+    )
+    readings = [r for r in ok["behaviour"] if r] if "behaviour" in ok else []
+    out["behaviour_readings"] = ";".join(
+        f"{name} {readings.count(name)}" for name in BEHAVIOUR_READINGS if name in readings
     )
     limited = ok[ok["generalisation_limited_by"] != ""]
     out["generalisation_limited_by"] = limited["generalisation_limited_by"].iloc[0] if len(limited) else ""
@@ -932,7 +954,8 @@ def horizon_frame(cells: pd.DataFrame) -> pd.DataFrame:
                 if pd.isna(following["learned"])
                 else failure_outcome(following, steps_below)
             )
-            record["next_failure_classes"] = following.get("failure_classes", "") or ""
+            why = [following.get(c, "") for c in ("failure_classes", "behaviour_readings")]
+            record["next_failure_classes"] = ";".join(str(w) for w in why if isinstance(w, str) and w)
         record["limit_censored"] = record["next_outcome"] != "failed"
         listed = group["cpu"].dropna() if "cpu" in group else []
         record["cpu"] = ";".join(sorted({c for text in listed for c in str(text).split(";") if c}))
