@@ -275,13 +275,16 @@ def test_sigterm_or_sigint_in_the_background_stops_a_sweep_and_releases_its_clai
         sweep = subprocess.Popen(
             sweep_cmd(suite, results, 30.0),
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             env=child_env(),
             preexec_fn=ignore_int,
         )
         wait_until(lambda r=results: query(r, "SELECT key FROM claims"), "the sweep claimed a run", sweep)
         sweep.send_signal(signum)
-        assert sweep.wait(timeout=DEADLINE) != 0
+        _, err = sweep.communicate(timeout=DEADLINE)
+        assert sweep.returncode == 130, err
+        assert f"stopped by signal {signal.Signals(signum).name} after 0 runs" in err
         assert query(results, "SELECT * FROM claims") == []
         assert trained_per_sweep(results) == [0]  # closed, with no run stored
 

@@ -364,7 +364,7 @@ def _stop_on_signals() -> dict[int, Any]:
         return {}
     old = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
     signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _interrupt)
     return old
 
 
@@ -494,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = SweepProgress(len(todo))
     backend = None
     handlers = _stop_on_signals()
+    stopped = ""
     try:
         if args.backend == "ray":
             from pomdp_bench.harness.backends import RayBackend
@@ -552,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
             _, where = climb.next_rungs(store, suite.name, specs, skip, climb_stages)
             for ladder, state in sorted(where.items()):
                 print(f"suite {suite.name}: climb {' '.join(ladder)}: {state}", file=sys.stderr)
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGINT or SIGTERM (_stop_on_signals)
+        stopped = str(err) or "Ctrl-C"
     finally:
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
@@ -561,6 +564,14 @@ def main(argv: list[str] | None = None) -> int:
         if backend is not None and hasattr(backend, "shutdown"):
             backend.shutdown()
     wall = time.perf_counter() - start
+    if stopped:
+        print(
+            f"suite {suite.name}: stopped by {stopped} after {progress.done} runs in {wall / 60:.1f} min; "
+            "the runs in flight were dropped, and the same command resumes",
+            file=sys.stderr,
+        )
+        store.close()
+        return 130
     print(
         f"suite {suite.name}: ran {progress.done} runs in {wall / 60:.1f} min, {progress.failed} failed"
         + (" (rerun with --retry-failed)" if progress.failed else ""),
