@@ -84,8 +84,8 @@ SUITES = (
 )
 LIMIT_RULE = (  # {docs}: the path from the page to docs/
     "A limit is the longest horizon learned with every shorter one learned too, over the horizon suite "
-    "and horizon-long. `20, not 50 (cap)`: 50 ran and was not learned in its cap, with the probes' failure "
-    "classes; `failed` where its runs had 10x the steps that solved 20. ≥ marks a lower bound: the next "
+    "and horizon-long. `20, not 50 (cap)`: 50 ran and was not learned in its cap, with the probes' failure classes "
+    "and, on the T-Maze, the behaviour readings; `failed` where its runs had 10x the steps that solved 20. ≥ marks a lower bound: the next "
     "horizon was not tried or has no verdict. `learned at 10, not at 5`: a longer horizon learned above "
     "one not learned. none: nothing learned in the horizons tried "
     "([the rule]({docs}statistics.md#the-horizon-limit))."
