@@ -449,7 +449,7 @@ def pqn_answer_block(root: Path = ROOT, docs: str = "docs/") -> str:
         "PQN, one set of settings, every kind with 64 units; caps are Ni et al.'s budgets. A rung runs only "
         f"once the one below it is learned (`climb`); [the results page]({docs}results/{ANSWER_SUITE}.md) gives "
         "every cell. "
-        + LIMIT_RULE.format(docs="docs/").split(". ", 1)[1]
+        + LIMIT_RULE.format(docs=docs).split(". ", 1)[1]
         + " Beside a ≥: the next rung and its cost in worker-hours, the dry run's estimate of its whole cap "
         "(on a Ray cluster, the same worker-hours spread over its workers).",
         "",

@@ -130,15 +130,16 @@ def test_the_page_is_self_contained_and_regenerates_byte_identically(
 
 def test_the_page_opens_on_the_answer_with_provenance_below_each_table(built: tuple[Path, Path]) -> None:
     """The longest-horizon table comes first: TMaze gru learned corridor 5 (horizon 6)
-    and not corridor 10 (4 of 5 seeds above the line), so its limit is 6, a lower
-    bound (runs without a stop rule: the budget, not the kind, ended them). Each table's
+    and not corridor 10 (4 of 5 seeds above the line), so its limit reads 6, not 11 within
+    the cap (runs without a stop rule: the budget ended them). Each table's
     provenance follows it, and cells read in horizon order (10 before 100)."""
     _, out = built
     page = (out / html_page.PAGE_NAME).read_text(encoding="utf-8")
     answer, suite = page.index('id="answer"'), page.index(f'id="suite-{SUITE}"')
     assert answer < suite and page.index('href="#answer"') < answer
     table = page[page.index('id="table-answer"') : page.index("</table>", answer)]
-    assert '<td data-key="h-TMaze-v1" data-v="6" class="num">≥ 6</td>' in table  # no stop rule: censored
+    # the next horizon ran (no stop rule: its cap ended it) and was not learned: a bracket
+    assert re.search(r'<td data-key="h-TMaze-v1" data-v="6" class="num">6, not 11 \(cap[^<]*\)</td>', table)
     assert f"{SUITE}/{SUITE}_horizon.svg" in page[answer:suite]
     assert page.index("How it was made", answer) < suite  # the answer's provenance, below its table
     assert page.index(f'id="table-{SUITE}"') < page.index("How it was made", suite)
