@@ -31,12 +31,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from pomdp_bench.envs.tmaze import TMazeVectorEnv
+from pomdp_bench.harness.analysis_records import (
+    CUE_MISUSED,
+    NO_TURN,
+    ONE_ARM,
+    PASSES,
+    WALK,
+    behaviour_reading,
+)
 from pomdp_bench.harness.stopping import solve_threshold
 from pomdp_bench.harness.store import ResultStore
+from pomdp_bench.harness.tmaze_behaviour import play_tmaze
 
 EPISODES = 256
 FIELDS = ["agent", "memory", "corridor_length", "seed", "final_return", "stop_reason", "timesteps"]
@@ -45,42 +52,25 @@ COUNTS = [f"{name}_{cue}" for cue in ("up", "down") for name in ("on_time", "arm
 
 def per_cue(model: Any, corridor: int, seed: int) -> dict[str, float]:
     """Fractions of ``EPISODES`` fresh greedy episodes per cue: at the junction on time,
-    and at the end in an arm, in the upper arm and in the goal arm (keys as :data:`COUNTS`)."""
-    env = TMazeVectorEnv(num_envs=EPISODES, corridor_length=corridor)
-    obs, _ = env.reset(seed=seed)
-    up = obs[:, 1] > 0  # [B] the cue, shown at the first step
-    state, start = None, np.ones(EPISODES, dtype=bool)
-    for t in range(corridor + 1):  # the walk, then the turn
-        if t == corridor:
-            arrived = obs[:, 0] == 1  # [B] at the junction for the last step
-        action, state = model.predict(obs, state, start, deterministic=True)
-        start = np.zeros(EPISODES, dtype=bool)
-        obs, reward, *_ = env.step(action)  # autoreset NEXT_STEP: the last obs is the final one
-    env.close()
-    arm = arrived & (obs[:, 1] != 0)
-    upper = arm & (obs[:, 1] > 0)  # [B] ended in the upper arm
-    goal = arrived & (reward == 1)
-    out = {}
-    for cue, mask in (("up", up), ("down", ~up)):
-        n = max(int(mask.sum()), 1)
-        for name, hit in (("on_time", arrived), ("arm", arm), ("upper", upper), ("goal", goal)):
-            out[f"{name}_{cue}"] = round(float((hit & mask).sum() / n), 4)
-    return out
+    and at the end in an arm, in the upper arm and in the goal arm (keys as :data:`COUNTS`).
+    The behaviour analysis plays them (:func:`~pomdp_bench.harness.tmaze_behaviour.play_tmaze`)."""
+    return play_tmaze(model, corridor, n_episodes=EPISODES, seed=seed).counts
+
+
+#: This script's names of the behaviour analysis' readings, as its CSV has them.
+READING_NAMES = {
+    PASSES: "passes",
+    CUE_MISUSED: "cue held, misused",
+    WALK: "walk",
+    NO_TURN: "no turn",
+    ONE_ARM: "one arm",
+}
 
 
 def reading(c: dict[str, float]) -> str:
-    """The first failure that applies (the module docstring's list)."""
-    names = ("on_time", "arm", "upper")  # not goal: one arm for both cues differs there
-    differs = any(abs(c[f"{name}_up"] - c[f"{name}_down"]) > 0.25 for name in names)
-    if min(c["goal_up"], c["goal_down"]) >= 0.75:
-        return "passes"
-    if differs:
-        return "cue held, misused"
-    if max(c["on_time_up"], c["on_time_down"]) < 0.75:
-        return "walk"
-    if min(c["arm_up"], c["arm_down"]) < 0.75:
-        return "no turn"
-    return "one arm"
+    """The first failure that applies (the module docstring's list):
+    :func:`~pomdp_bench.harness.analysis_records.behaviour_reading`, by this script's names."""
+    return READING_NAMES[behaviour_reading(c)]
 
 
 def main() -> None:
